@@ -1,0 +1,14 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  // The network is closed in tests: every provider call is mocked or goes to loopback.
+  setupFilesAfterEnv: ['<rootDir>/test/setup.ts'],
+  // zapier-platform-core patches Node's http/https once per process, capturing
+  // whichever nock interceptor was live then; a fresh worker per test file keeps
+  // each file's nock in charge of its own requests.
+  workerIdleMemoryLimit: '10MB',
+  maxWorkers: 2,
+};

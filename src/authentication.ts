@@ -1,0 +1,65 @@
+import type { Bundle, ZObject } from 'zapier-platform-core';
+import { getApplication } from './provider/api';
+import { connectionOf } from './provider/request';
+
+/** Where a person finds each value; Zapier shows these links under the fields. */
+export const API_ACCESS_HELP_URL = 'https://docs.svix.com/api-keys';
+export const CONSUMER_APPS_HELP_URL = 'https://docs.svix.com/quickstart';
+
+/** What the connection test returns: the Consumer App's id and name, nothing secret. */
+export interface ConnectionTestResult {
+  id: string;
+  name: string;
+}
+
+export const testConnection = async (z: ZObject, bundle: Bundle): Promise<ConnectionTestResult> => {
+  // connectionOf refuses a malformed app id or an unsafe server URL before any request.
+  const app = await getApplication(z, connectionOf(z, bundle));
+  return { id: app.id, name: app.name };
+};
+
+export const authentication = {
+  type: 'custom' as const,
+  fields: [
+    {
+      key: 'apiKey',
+      label: 'API Access Key',
+      type: 'password' as const,
+      required: true,
+      helpText: `Create one in your webhook provider account under **API Access**: name the key and create it. The provider shows it only once, so copy it then. [Where to find it](${API_ACCESS_HELP_URL})`,
+    },
+    {
+      key: 'appId',
+      label: 'Consumer App ID',
+      type: 'string' as const,
+      required: true,
+      helpText: `The ID of the Consumer App the auction service sends events to. It starts with \`app_\` and is shown in the **Consumer Applications** list of your provider account. It is not secret. [Where to find it](${CONSUMER_APPS_HELP_URL})`,
+    },
+    {
+      key: 'serverUrl',
+      label: 'Server URL',
+      type: 'string' as const,
+      required: false,
+      helpText:
+        "Leave empty: it is worked out from your API Access Key's region (a key ending in `.eu` uses https://api.eu.svix.com). Fill it in only if your provider told you to use another address; it must start with https://.",
+    },
+  ],
+  test: testConnection,
+  connectionLabel: '{{bundle.inputData.name}} ({{bundle.inputData.id}})',
+};
+
+/** Adds the provider's headers to every request this app makes (all of them go to the provider). */
+export const addProviderHeaders = <R extends { headers?: Record<string, string> }>(
+  request: R,
+  _z: ZObject,
+  bundle: Bundle,
+): R => {
+  const apiKey = typeof bundle.authData.apiKey === 'string' ? bundle.authData.apiKey.trim() : '';
+  request.headers = {
+    ...request.headers,
+    Accept: 'application/json',
+    'Content-Type': 'application/json',
+    ...(apiKey === '' ? {} : { Authorization: `Bearer ${apiKey}` }),
+  };
+  return request;
+};

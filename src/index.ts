@@ -1,0 +1,23 @@
+import * as t from 'io-ts';
+import { isRight } from 'fp-ts/Either';
+import { defineApp, version as platformVersion } from 'zapier-platform-core';
+import { addProviderHeaders, authentication } from './authentication';
+import { auctionStatusChanged } from './triggers/auctionStatusChanged';
+
+// The app's version follows package.json, so `zapier-platform push` publishes what npm says.
+const PackageJson = t.type({ version: t.string }, 'PackageJson');
+const packageJson: unknown = require('../package.json');
+const decodedPackage = PackageJson.decode(packageJson);
+if (!isRight(decodedPackage)) throw new Error('package.json has no version.');
+
+const app = defineApp({
+  version: decodedPackage.right.version,
+  platformVersion,
+  authentication,
+  beforeRequest: [addProviderHeaders],
+  triggers: {
+    [auctionStatusChanged.key]: auctionStatusChanged,
+  },
+});
+
+export default app;

@@ -1,0 +1,9 @@
+import * as t from 'io-ts';
+import { NonEmptyText } from './primitives';
+
+/** The AUCTION_STATUS_CHANGE payload (§6.1): all three fields required. */
+export const AuctionStatusChange = t.exact(
+  t.type({ auctioneerUuid: NonEmptyText, auctionUuid: NonEmptyText, status: NonEmptyText }),
+  'AuctionStatusChange',
+);
+export type AuctionStatusChange = t.TypeOf<typeof AuctionStatusChange>;

@@ -1,0 +1,63 @@
+import * as t from 'io-ts';
+import type { Either } from 'fp-ts/Either';
+import { isRight, left, right } from 'fp-ts/Either';
+
+/**
+ * Decode failures as plain lines naming the path and what was expected
+ * (`AddressModel.postcode: expected text`), never the value that was there:
+ * payloads may carry personal data.
+ */
+
+const FRIENDLY: Record<string, string> = {
+  string: 'text',
+  NonEmptyText: 'text',
+  text: 'text',
+  number: 'a number',
+  boolean: 'true or false',
+  Long: 'a whole number or a string of digits',
+  CountryCode: 'a two-letter country code',
+  UnknownRecord: 'an object',
+};
+
+const expected = (name: string): string => {
+  if (FRIENDLY[name]) return FRIENDLY[name];
+  if (/^"[^"]*"$/.test(name)) return `exactly ${name}`;
+  if (/^\{/.test(name)) return 'an object';
+  if (/^Array</.test(name)) return 'a list';
+  if (/ \| /.test(name)) {
+    const parts = name.split(' | ').filter((part) => part !== 'null' && part !== 'undefined');
+    return parts.length === 1 && parts[0] ? expected(parts[0]) : name;
+  }
+  return name;
+};
+
+/** A named codec (not an anonymous combinator's generated name) starts a readable path. */
+const isNamed = (name: string): boolean => /^[A-Za-z_@][A-Za-z0-9_]*$/.test(name) && !(name in FRIENDLY);
+
+export const describeError = (error: t.ValidationError): string => {
+  const context = error.context;
+  let root = '';
+  const keys: string[] = [];
+  context.forEach((entry, index) => {
+    if (index === 0) {
+      root = isNamed(entry.type.name) ? entry.type.name : 'value';
+      return;
+    }
+    const parent = context[index - 1];
+    // Members of intersections and unions are addressed by position: not a field.
+    if (parent && (parent.type instanceof t.IntersectionType || parent.type instanceof t.UnionType)) return;
+    if (entry.key !== '') keys.push(entry.key);
+  });
+  const last = context[context.length - 1];
+  const path = [root, ...keys].join('.');
+  if (error.message) return `${path}: ${error.message}`;
+  if (last && last.actual === undefined && keys.length > 0) return `${path}: missing`;
+  return `${path}: expected ${expected(last?.type.name ?? 'value')}`;
+};
+
+export const describeDecodeErrors = (errors: t.Errors): string[] => [...new Set(errors.map(describeError))];
+
+export const decodeWith = <A>(codec: t.Decoder<unknown, A>, input: unknown): Either<string[], A> => {
+  const result = codec.decode(input);
+  return isRight(result) ? right(result.right) : left(describeDecodeErrors(result.left));
+};

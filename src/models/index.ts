@@ -1,0 +1,3 @@
+export * from './AuctionStatusChange';
+export * from './decode';
+export * from './primitives';

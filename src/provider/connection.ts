@@ -1,0 +1,43 @@
+import * as t from 'io-ts';
+import { isRight } from 'fp-ts/Either';
+import { isAppId } from './ids';
+import { serverUrlFor } from './serverUrl';
+
+/** The connection's fields, as Zapier stores them in `bundle.authData`. */
+export const AuthData = t.partial(
+  {
+    apiKey: t.union([t.string, t.null]),
+    appId: t.union([t.string, t.null]),
+    serverUrl: t.union([t.string, t.null]),
+  },
+  'AuthData',
+);
+
+export interface Connection {
+  apiKey: string;
+  appId: string;
+  /** The provider API's base address, without a trailing slash. */
+  baseUrl: string;
+}
+
+export type ConnectionResult = { ok: true; connection: Connection } | { ok: false; message: string };
+
+export const APP_ID_HELP =
+  'The Consumer App ID must start with app_ followed by 27 letters or digits (for example app_2aBcD…). Copy it from the Consumer Applications list of your provider account.';
+
+/** Reads and checks the connection's fields before any request is made. */
+export const readConnection = (authData: unknown): ConnectionResult => {
+  const decoded = AuthData.decode(authData);
+  const fields = isRight(decoded) ? decoded.right : {};
+  const apiKey = (fields.apiKey ?? '').trim();
+  const appId = (fields.appId ?? '').trim();
+  if (apiKey === '') {
+    return { ok: false, message: 'The API Access Key is missing. Reconnect and paste the key created under API Access in your provider account.' };
+  }
+  if (!isAppId(appId)) {
+    return { ok: false, message: APP_ID_HELP };
+  }
+  const server = serverUrlFor(apiKey, fields.serverUrl ?? undefined);
+  if (!server.ok) return { ok: false, message: server.problem };
+  return { ok: true, connection: { apiKey, appId, baseUrl: server.url } };
+};

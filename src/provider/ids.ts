@@ -1,0 +1,15 @@
+/**
+ * Identifier patterns from the provider's API contract (Svix OpenAPI 1.947.0:
+ * ApplicationOut.id, EndpointOut.id, MessageOut.id). Ids are checked against
+ * these before they are put into a request path.
+ */
+export const APP_ID_PATTERN = /^app_[A-Za-z0-9]{27}$/;
+export const ENDPOINT_ID_PATTERN = /^ep_[A-Za-z0-9]{27}$/;
+export const MESSAGE_ID_PATTERN = /^msg_[A-Za-z0-9]{27}$/;
+
+/** An endpoint `uid` (EndpointIn.uid): 1 to 256 of these characters. */
+export const UID_PATTERN = /^[a-zA-Z0-9\-_.]{1,256}$/;
+
+export const isAppId = (value: string): boolean => APP_ID_PATTERN.test(value);
+export const isEndpointId = (value: string): boolean => ENDPOINT_ID_PATTERN.test(value);
+export const isMessageId = (value: string): boolean => MESSAGE_ID_PATTERN.test(value);

@@ -1,0 +1,32 @@
+import { validateAppDefinition } from 'zapier-platform-schema';
+import { compileApp, serializeApp } from 'zapier-platform-core/src/tools/schema';
+import app from '../src';
+import { version } from '../package.json';
+
+describe('the app definition', () => {
+  it('passes zapier-platform-schema once serialized as the CLI does', () => {
+    const serialized = serializeApp(compileApp(app));
+    expect(validateAppDefinition(serialized).errors.map((error) => error.stack)).toEqual([]);
+  });
+
+  it('follows package.json for its version and pins the platform core exactly', () => {
+    expect(app.version).toBe(version);
+    expect(app.platformVersion).toBe('19.1.0');
+  });
+
+  it('has the Auction Status Changed instant trigger as published', () => {
+    const trigger = app.triggers.auction_status_changed;
+    expect(trigger.noun).toBe('Auction');
+    expect(trigger.display.label).toBe('Auction Status Changed');
+    expect(trigger.display.description).toBe('Triggers when an auction is created or its status changes.');
+    expect(trigger.operation.type).toBe('hook');
+    expect(trigger.operation.inputFields?.map((field) => 'key' in field && field.key)).toEqual(['statuses', 'auctioneerUuid']);
+  });
+
+  it('index.js (what Zapier loads) exports the same app, compiled to CommonJS', () => {
+    // `npm test` builds first (pretest), so dist/ is current.
+    const loaded: unknown = require('../index.js');
+    if (typeof loaded !== 'object' || loaded === null) throw new Error('index.js exports no app');
+    expect(serializeApp(compileApp(loaded))).toEqual(serializeApp(compileApp(app)));
+  });
+});

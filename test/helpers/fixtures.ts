@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+
+/** Made-up credentials in the provider's formats. None of them is real. */
+export const API_KEY = 'testsk_sandboxKey0123456789abcdefghij';
+export const EU_API_KEY = `${API_KEY}.eu`;
+export const APP_ID = 'app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9';
+export const ENDPOINT_ID = 'ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk1';
+export const MSG_ID = 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm3';
+export const PROVIDER = 'https://api.svix.com';
+export const TARGET_URL = 'https://hooks.zapier.com/hooks/standard/1234567/abcdef0123456789/';
+
+export const authData = { apiKey: API_KEY, appId: APP_ID };
+
+export const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
+export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+export const payload = {
+  auctioneerUuid: '0e7c2f44-3b8e-4f6d-a1d2-9c5b8e7a4f20',
+  auctionUuid: '5b0f1c1e-8d2a-4c59-9a37-2f1f7e0b6c11',
+  status: 'OPEN_FOR_BIDDING',
+};
+
+export interface DeliveryOptions {
+  msgId?: string;
+  at?: Date;
+  secrets?: string[];
+  headerPrefix?: 'Http-Svix' | 'Http-Webhook';
+}
+
+/**
+ * A delivery as Zapier hands it to perform: the raw body and the provider's
+ * headers with Zapier's `Http-` prefix, signed with the provider's reference
+ * library (standardwebhooks), not with the code under test.
+ */
+export const signedRequest = (body: string, options: DeliveryOptions = {}) => {
+  const msgId = options.msgId ?? MSG_ID;
+  const at = options.at ?? new Date();
+  const secrets = options.secrets ?? [SECRET];
+  const prefix = options.headerPrefix ?? 'Http-Svix';
+  const signature = secrets.map((secret) => new Webhook(secret.replace(/^whsec_/, '')).sign(msgId, at, body)).join(' ');
+  return {
+    content: body,
+    headers: {
+      'Content-Type': 'application/json',
+      [`${prefix}-Id`]: msgId,
+      [`${prefix}-Timestamp`]: String(Math.floor(at.getTime() / 1000)),
+      [`${prefix}-Signature`]: signature,
+    },
+  };
+};
+
+/** Parses the JSON message of a platform error (`z.errors.Error` serialises {message, code, status}). */
+export interface ErrorDetails {
+  message: string;
+  name: string;
+  code?: string;
+  status?: number;
+  delay?: number;
+}
+
+export const errorDetails = (error: unknown): ErrorDetails => {
+  if (!(error instanceof Error)) return { message: String(error), name: typeof error };
+  try {
+    const parsed: unknown = JSON.parse(error.message);
+    if (typeof parsed === 'object' && parsed !== null && 'message' in parsed && typeof parsed.message === 'string') {
+      const code = 'code' in parsed && typeof parsed.code === 'string' ? parsed.code : undefined;
+      const status = 'status' in parsed && typeof parsed.status === 'number' ? parsed.status : undefined;
+      const delay = 'delay' in parsed && typeof parsed.delay === 'number' ? parsed.delay : undefined;
+      return {
+        message: parsed.message,
+        name: error.name,
+        ...(code ? { code } : {}),
+        ...(status ? { status } : {}),
+        ...(delay === undefined ? {} : { delay }),
+      };
+    }
+  } catch {
+    // not JSON: a plain error message
+  }
+  return { message: error.message, name: error.name };
+};
+
+/** Runs a promise that must fail and returns the platform error's details. */
+export const failure = async (promise: Promise<unknown>): Promise<ErrorDetails> => {
+  try {
+    await promise;
+  } catch (error) {
+    return errorDetails(error);
+  }
+  throw new Error('expected the call to fail, but it succeeded');
+};

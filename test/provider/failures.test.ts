@@ -1,0 +1,80 @@
+import nock from 'nock';
+import { createAppTester } from 'zapier-platform-core';
+import app from '../../src';
+import { testConnection } from '../../src/authentication';
+import { describeUnreachable, retryAfterSeconds } from '../../src/provider/failures';
+import { API_KEY, APP_ID, PROVIDER, authData, failure } from '../helpers/fixtures';
+
+const appTester = createAppTester(app);
+const test = testConnection;
+const path = `/api/v1/app/${APP_ID}`;
+
+describe('provider errors become plain-English platform errors', () => {
+  it.each([
+    [400, { code: 'bad_request', detail: 'x' }, 'ProviderBadRequest', /refused the request made while reading your Consumer App \(400, bad_request\)/],
+    [403, { code: 'forbidden', detail: 'x' }, 'ProviderForbidden', /not allowed/],
+    [409, { code: 'conflict', detail: 'x' }, 'ProviderConflict', /conflict/],
+    [422, { detail: [{ loc: ['body', 'name'], msg: 'field required', type: 'value_error.missing' }] }, 'ProviderInvalidData', /check name/],
+    [500, '<html><body>Internal Server Error</body></html>', 'ProviderUnavailable', /temporary problem .*\(500\).*try again in a few minutes/],
+    [502, '<html>Bad gateway</html>', 'ProviderUnavailable', /\(502\)/],
+    [503, '', 'ProviderUnavailable', /\(503\)/],
+  ])('%i', async (status, body, code, message) => {
+    nock(PROVIDER).get(path).reply(status, body);
+    const refused = await failure(appTester(test, { authData }));
+    expect(refused.code).toBe(code);
+    expect(refused.message).toMatch(message);
+    expect(refused.message).not.toContain(API_KEY);
+    expect(refused.message).not.toMatch(/<html>/);
+  });
+
+  it('429 becomes a ThrottledError carrying the Retry-After delay', async () => {
+    nock(PROVIDER).get(path).reply(429, { code: 'rate_limited', detail: 'slow down' }, { 'Retry-After': '17' });
+    const throttled = await failure(appTester(test, { authData }));
+    expect(throttled.name).toBe('ThrottledError');
+    expect(throttled.delay).toBe(17);
+    expect(throttled.message).toMatch(/in about 17 seconds/);
+  });
+
+  it('429 without Retry-After is still a ThrottledError, without a delay', async () => {
+    nock(PROVIDER).get(path).reply(429, { code: 'rate_limited', detail: 'slow down' });
+    const throttled = await failure(appTester(test, { authData }));
+    expect(throttled.name).toBe('ThrottledError');
+    expect(throttled.delay).toBeUndefined();
+    expect(throttled.message).toMatch(/shortly/);
+  });
+
+  it('reads Retry-After as an HTTP date too', () => {
+    const now = Date.UTC(2026, 10, 22, 12, 0, 0);
+    expect(retryAfterSeconds('Sun, 22 Nov 2026 12:00:30 GMT', now)).toBe(30);
+    expect(retryAfterSeconds('soon', now)).toBeUndefined();
+  });
+
+  it('a success answer that is not JSON points at the Server URL', async () => {
+    nock(PROVIDER).get(path).reply(200, '<!doctype html><title>Sign in</title>', { 'Content-Type': 'text/html' });
+    const refused = await failure(appTester(test, { authData }));
+    expect(refused.code).toBe('ProviderNotJson');
+  });
+
+  it('an answer of the wrong shape names the field, not its value', async () => {
+    nock(PROVIDER).get(path).reply(200, { id: APP_ID, name: 12345 });
+    const refused = await failure(appTester(test, { authData }));
+    expect(refused.code).toBe('ProviderUnexpectedAnswer');
+    expect(refused.message).toMatch(/ApplicationOut\.name/);
+    expect(refused.message).not.toContain('12345');
+  });
+
+  it('a refused connection names the host and the field to check', async () => {
+    // Port 9 on loopback (discard) is closed on this machine: the connection is refused, nothing leaves it.
+    const refused = await failure(appTester(test, { authData: { ...authData, serverUrl: 'http://127.0.0.1:9' } }));
+    expect(refused.code).toBe('ProviderUnreachable');
+    expect(refused.message).toMatch(/Could not reach the provider at http:\/\/127\.0\.0\.1:9 .*connection was refused.*Server URL/);
+  });
+
+  it('a time-out, an unknown host and other network failures say so', () => {
+    // node-fetch (under z.request) marks its time-outs with type 'request-timeout'.
+    expect(describeUnreachable('x', PROVIDER, { type: 'request-timeout' }).message).toMatch(/did not answer in time/);
+    expect(describeUnreachable('x', PROVIDER, { code: 'ETIMEDOUT' }).message).toMatch(/did not answer in time/);
+    expect(describeUnreachable('x', PROVIDER, { code: 'ENOTFOUND' }).message).toMatch(/address could not be found/);
+    expect(describeUnreachable('x', PROVIDER, new Error('socket hang up')).message).toMatch(/connection failed/);
+  });
+});

@@ -1,0 +1,78 @@
+import nock from 'nock';
+import { createAppTester } from 'zapier-platform-core';
+import app from '../../src';
+import { auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
+import { auctionStatusChangedSample } from '../../src/fields/auctionStatusChanged';
+import { APP_ID, PROVIDER, authData, failure, payload } from '../helpers/fixtures';
+
+const appTester = createAppTester(app);
+const performList = auctionStatusChangedOperations.performList;
+
+const message = (id: string, status: string, timestamp: string) => ({
+  id,
+  eventType: 'AUCTION_STATUS_CHANGE',
+  eventId: null,
+  channels: null,
+  tags: null,
+  payload: { ...payload, status },
+  timestamp,
+});
+const listPath = `/api/v1/app/${APP_ID}/msg`;
+const query = { event_types: 'AUCTION_STATUS_CHANGE', limit: '50', with_content: 'true' };
+
+describe('performList (the Zap editor\'s "Test trigger")', () => {
+  it('maps recent messages newest first, exactly as perform maps deliveries', async () => {
+    const scope = nock(PROVIDER)
+      .get(listPath)
+      .query(query)
+      .reply(200, {
+        data: [
+          message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm5', 'CLOSED', '2026-11-22T12:00:00.123Z'),
+          message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm4', 'OPEN_FOR_BIDDING', '2026-11-22T09:30:15Z'),
+        ],
+        iterator: 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm4',
+        prevIterator: null,
+        done: true,
+      });
+    const items = await appTester(performList, { authData });
+    expect(items).toEqual([
+      { ...auctionStatusChangedSample, id: 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm5', status: 'CLOSED', statusLabel: 'Closed', occurredAt: '2026-11-22T12:00:00+00:00' },
+      { ...auctionStatusChangedSample, id: 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm4', occurredAt: '2026-11-22T09:30:15+00:00' },
+    ]);
+    scope.done();
+  });
+
+  it('returns the static sample when the message log has none', async () => {
+    const scope = nock(PROVIDER).get(listPath).query(query).reply(200, { data: [], iterator: null, done: true });
+    await expect(appTester(performList, { authData })).resolves.toEqual([auctionStatusChangedSample]);
+    scope.done();
+  });
+
+  it('applies the filters', async () => {
+    nock(PROVIDER)
+      .get(listPath)
+      .query(query)
+      .reply(200, {
+        data: [message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm5', 'CLOSED', '2026-11-22T12:00:00Z'), message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm4', 'OPEN_FOR_BIDDING', '2026-11-22T09:30:15Z')],
+        iterator: null,
+        done: true,
+      });
+    const items = await appTester(performList, { authData, inputData: { statuses: ['closed'] } });
+    expect(items.map((item) => item.status)).toEqual(['CLOSED']);
+  });
+
+  it('skips a message that does not decode, and names its field when none does', async () => {
+    nock(PROVIDER)
+      .get(listPath)
+      .query(query)
+      .reply(200, { data: [{ ...message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm5', 'CLOSED', '2026-11-22T12:00:00Z'), payload: { status: 'CLOSED' } }], iterator: null, done: true });
+    const refused = await failure(appTester(performList, { authData }));
+    expect(refused.message).toMatch(/AuctionStatusChange\.auctionUuid/);
+  });
+
+  it('explains an answer that is not the provider\'s JSON', async () => {
+    nock(PROVIDER).get(listPath).query(query).reply(200, '<html>captive portal</html>', { 'Content-Type': 'text/html' });
+    const refused = await failure(appTester(performList, { authData }));
+    expect(refused.message).toMatch(/Server URL/);
+  });
+});
