@@ -1,5 +1,6 @@
 import type { AuctionStatusChange } from '../models';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
+import type { OutputField } from './zapFields';
 
 /** One Zap trigger item: what a Zap step can map from "Auction Status Changed". */
 export type AuctionStatusChangedItem = {
@@ -13,13 +14,9 @@ export type AuctionStatusChangedItem = {
   occurredAt: string;
 };
 
-export interface OutputField {
-  key: keyof AuctionStatusChangedItem;
-  label: string;
-  type: 'string' | 'datetime';
-}
+export type ItemOutputField = OutputField & { key: keyof AuctionStatusChangedItem };
 
-export const auctionStatusChangedOutputFields: OutputField[] = [
+export const auctionStatusChangedOutputFields: ItemOutputField[] = [
   { key: 'id', label: 'Event ID', type: 'string' },
   { key: 'auctionUuid', label: 'Auction UUID', type: 'string' },
   { key: 'auctioneerUuid', label: 'Auctioneer UUID', type: 'string' },

@@ -34,24 +34,37 @@ const expected = (name: string): string => {
 /** A named codec (not an anonymous combinator's generated name) starts a readable path. */
 const isNamed = (name: string): boolean => /^[A-Za-z_@][A-Za-z0-9_]*$/.test(name) && !(name in FRIENDLY);
 
+const unwrap = (type: t.Decoder<unknown, unknown>): t.Decoder<unknown, unknown> =>
+  type instanceof t.ExactType || type instanceof t.RefinementType || type instanceof t.ReadonlyType ? unwrap(type.type) : type;
+
+/** Only these hold fields or items; keys under anything else (intersection members, wrappers) are not a path. */
+const holdsFields = (type: t.Decoder<unknown, unknown>): boolean => {
+  const inner = unwrap(type);
+  return (
+    inner instanceof t.InterfaceType ||
+    inner instanceof t.PartialType ||
+    inner instanceof t.DictionaryType ||
+    inner instanceof t.ArrayType ||
+    inner instanceof t.ReadonlyArrayType
+  );
+};
+
 export const describeError = (error: t.ValidationError): string => {
   const context = error.context;
-  let root = '';
+  const first = context[0];
+  const root = first && isNamed(first.type.name) ? first.type.name : 'value';
   const keys: string[] = [];
   context.forEach((entry, index) => {
-    if (index === 0) {
-      root = isNamed(entry.type.name) ? entry.type.name : 'value';
-      return;
-    }
     const parent = context[index - 1];
-    // Members of intersections and unions are addressed by position: not a field.
-    if (parent && (parent.type instanceof t.IntersectionType || parent.type instanceof t.UnionType)) return;
-    if (entry.key !== '') keys.push(entry.key);
+    // Intersection and union members are keyed by position: not part of the path.
+    const positional = /^\d+$/.test(entry.key) && !(parent && holdsFields(parent.type));
+    if (parent && entry.key !== '' && !positional) keys.push(entry.key);
   });
   const last = context[context.length - 1];
   const path = [root, ...keys].join('.');
   if (error.message) return `${path}: ${error.message}`;
   if (last && last.actual === undefined && keys.length > 0) return `${path}: missing`;
+  if (keys.length === 0 && last && isNamed(last.type.name)) return `${path}: expected an object`;
   return `${path}: expected ${expected(last?.type.name ?? 'value')}`;
 };
 
