@@ -1,0 +1,206 @@
+import { isIP } from 'node:net';
+import { secretKey, sign } from '../../provider/signature';
+import { newId, type AppRecord, type EndpointRecord, type MessageRecord, type Store } from './store';
+
+/**
+ * Delivers messages the way the provider does: a signed POST of the payload to
+ * every enabled endpoint whose event types match, retried on failure (non-2xx
+ * or time-out) on the provider's schedule, compressed for the sandbox. Every
+ * attempt is recorded on its message. Deliveries go to loopback addresses
+ * only: the sandbox never sends anything off this machine.
+ */
+
+/** The provider's retry schedule after a failed attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const PROVIDER_RETRY_SCHEDULE_MS = [5e3, 3e5, 1.8e6, 7.2e6, 1.8e7, 3.6e7, 3.6e7] as const;
+
+/** The same schedule a thousand times faster: 5 ms, 300 ms, 1.8 s, 7.2 s, 18 s, 36 s, 36 s. */
+export const SANDBOX_RETRY_SCHEDULE_MS: readonly number[] = PROVIDER_RETRY_SCHEDULE_MS.map((delay) => delay / 1_000);
+
+export interface DispatcherOptions {
+  retryScheduleMs: readonly number[];
+  attemptTimeoutMs: number;
+  concurrency: number;
+}
+
+interface Task {
+  app: AppRecord;
+  message: MessageRecord;
+  endpointId: string;
+  /** 0 for the first attempt. */
+  attempt: number;
+  triggerType: 'scheduled' | 'manual';
+}
+
+export interface DeliveryStats {
+  attempts: number;
+  succeeded: number;
+  failedAttempts: number;
+  retriesScheduled: number;
+  /** Deliveries that used up the whole schedule without a 2xx. */
+  exhausted: number;
+  pending: number;
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
+
+export const isLoopbackUrl = (url: string): boolean => {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return false;
+  }
+  if (LOOPBACK_NAMES.has(host)) return true;
+  return isIP(host) === 4 && host.startsWith('127.');
+};
+
+export const matches = (endpoint: EndpointRecord, message: MessageRecord): boolean =>
+  !endpoint.disabled && (!endpoint.eventTypes || endpoint.eventTypes.includes(message.eventType));
+
+/** `v1,<sig>` for each secret, space-separated, as the provider signs during a rotation. */
+export const signatureHeader = (secrets: readonly string[], id: string, timestamp: string, body: string): string =>
+  secrets
+    .map((secret) => secretKey(secret))
+    .filter((key): key is Buffer => key !== undefined)
+    .map((key) => `v1,${sign(key, id, timestamp, body)}`)
+    .join(' ');
+
+export class Dispatcher {
+  private readonly queue: Task[] = [];
+  private running = 0;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly waiters: Array<() => void> = [];
+  private stopped = false;
+  readonly stats: Omit<DeliveryStats, 'pending'> = {
+    attempts: 0,
+    succeeded: 0,
+    failedAttempts: 0,
+    retriesScheduled: 0,
+    exhausted: 0,
+  };
+
+  constructor(
+    private readonly store: Store,
+    private readonly options: DispatcherOptions,
+  ) {}
+
+  /** Queues the message for every matching endpoint of its app. */
+  dispatch(app: AppRecord, message: MessageRecord): void {
+    for (const endpoint of app.endpoints.values()) {
+      if (matches(endpoint, message)) this.enqueue({ app, message, endpointId: endpoint.id, attempt: 0, triggerType: 'scheduled' });
+    }
+  }
+
+  /** Sends the message to one endpoint again, as the provider's resend does. */
+  resend(app: AppRecord, message: MessageRecord, endpoint: EndpointRecord): void {
+    this.enqueue({ app, message, endpointId: endpoint.id, attempt: 0, triggerType: 'manual' });
+  }
+
+  get pending(): number {
+    return this.queue.length + this.running + this.timers.size;
+  }
+
+  /** Resolves once nothing is queued, sending or waiting for a retry. */
+  idle(): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.queue.length = 0;
+    this.settle();
+  }
+
+  private enqueue(task: Task): void {
+    if (this.stopped) return;
+    this.queue.push(task);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.running < this.options.concurrency && this.queue.length > 0) {
+      const task = this.queue.shift();
+      if (!task) break;
+      this.running += 1;
+      void this.attempt(task).finally(() => {
+        this.running -= 1;
+        this.pump();
+        this.settle();
+      });
+    }
+  }
+
+  private settle(): void {
+    if (this.pending === 0) for (const resolve of this.waiters.splice(0)) resolve();
+  }
+
+  private async attempt(task: Task): Promise<void> {
+    const endpoint = task.app.endpoints.get(task.endpointId);
+    // Deleted or disabled since: the provider stops delivering to it.
+    if (!endpoint || endpoint.disabled || this.stopped) return;
+    const body = JSON.stringify(task.message.payload);
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const outcome = await this.post(endpoint, task.message.id, timestamp, body);
+    this.stats.attempts += 1;
+    this.store.recordAttempt(task.message, {
+      id: newId('atmpt'),
+      endpointId: endpoint.id,
+      url: endpoint.url,
+      status: outcome.ok ? 'success' : 'fail',
+      responseStatusCode: outcome.status,
+      response: outcome.response,
+      timestamp: new Date().toISOString(),
+      triggerType: task.triggerType,
+    });
+    if (outcome.ok) {
+      this.stats.succeeded += 1;
+      return;
+    }
+    this.stats.failedAttempts += 1;
+    const delay = this.options.retryScheduleMs[task.attempt];
+    if (delay === undefined || this.stopped) {
+      this.stats.exhausted += 1;
+      return;
+    }
+    this.stats.retriesScheduled += 1;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.enqueue({ ...task, attempt: task.attempt + 1 });
+      this.settle();
+    }, delay);
+    this.timers.add(timer);
+  }
+
+  private async post(
+    endpoint: EndpointRecord,
+    id: string,
+    timestamp: string,
+    body: string,
+  ): Promise<{ ok: boolean; status: number; response: string }> {
+    if (!isLoopbackUrl(endpoint.url)) {
+      return { ok: false, status: 0, response: 'The sandbox delivers only to addresses on this machine (localhost, 127.0.0.1, ::1).' };
+    }
+    try {
+      const response = await fetch(endpoint.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'auction-status-sandbox/provider-emulator',
+          'svix-id': id,
+          'svix-timestamp': timestamp,
+          'svix-signature': signatureHeader(this.store.signingSecrets(endpoint), id, timestamp, body),
+        },
+        body,
+        signal: AbortSignal.timeout(this.options.attemptTimeoutMs),
+      });
+      const text = await response.text();
+      return { ok: response.status >= 200 && response.status < 300, status: response.status, response: text.slice(0, 1_024) };
+    } catch (error) {
+      const timedOut = error instanceof Error && error.name === 'TimeoutError';
+      return { ok: false, status: 0, response: timedOut ? 'timed out' : 'could not connect' };
+    }
+  }
+}

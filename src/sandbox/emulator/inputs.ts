@@ -1,0 +1,134 @@
+import * as t from 'io-ts';
+import { isRight } from 'fp-ts/Either';
+import { UID_PATTERN } from '../../provider/ids';
+
+/**
+ * Request bodies the emulator accepts, decoded at its edge with the
+ * provider's rules (field names, required fields and patterns from the API
+ * contract's ApplicationIn, EventTypeIn, EventTypeUpsertIn, EndpointIn,
+ * EndpointSecretRotateIn and MessageIn). Unknown fields are ignored, as the
+ * provider does.
+ */
+
+const nullable = <C extends t.Mixed>(codec: C) => t.union([codec, t.null, t.undefined]);
+
+const matching = (pattern: RegExp, name: string) =>
+  new t.Type<string, string, unknown>(
+    name,
+    (value): value is string => typeof value === 'string' && pattern.test(value),
+    (value, context) => (typeof value === 'string' && pattern.test(value) ? t.success(value) : t.failure(value, context)),
+    t.identity,
+  );
+
+export const Uid = matching(UID_PATTERN, 'Uid');
+export const EventTypeName = matching(/^[a-zA-Z0-9\-_.]{1,256}$/, 'EventTypeName');
+const NonEmpty = matching(/\S/, 'NonEmptyString');
+const Metadata = t.record(t.string, t.string, 'Metadata');
+
+export const ApplicationIn = t.intersection(
+  [t.type({ name: NonEmpty }), t.partial({ uid: nullable(Uid), metadata: nullable(Metadata), throttleRate: nullable(t.number) })],
+  'ApplicationIn',
+);
+export type ApplicationIn = t.TypeOf<typeof ApplicationIn>;
+
+const eventTypeFields = {
+  archived: nullable(t.boolean),
+  deprecated: nullable(t.boolean),
+  schemas: nullable(t.UnknownRecord),
+  groupName: nullable(t.string),
+  featureFlags: nullable(t.array(t.string)),
+};
+
+export const EventTypeIn = t.intersection(
+  [t.type({ name: EventTypeName, description: t.string }), t.partial(eventTypeFields)],
+  'EventTypeIn',
+);
+export type EventTypeIn = t.TypeOf<typeof EventTypeIn>;
+
+export const EventTypeUpsertIn = t.intersection(
+  [t.type({ description: t.string }), t.partial(eventTypeFields)],
+  'EventTypeUpsertIn',
+);
+export type EventTypeUpsertIn = t.TypeOf<typeof EventTypeUpsertIn>;
+
+const HttpUrl = matching(/^https?:\/\/[^\s/?#]+[^\s]*$/, 'Url');
+export const SecretText = matching(/^(whsec_)?[a-zA-Z0-9+/=]{32,100}$/, 'EndpointSecret');
+
+export const EndpointIn = t.intersection(
+  [
+    t.type({ url: HttpUrl }),
+    t.partial({
+      uid: nullable(Uid),
+      description: nullable(t.string),
+      disabled: nullable(t.boolean),
+      eventTypes: nullable(t.array(EventTypeName)),
+      // The field's name before 2026; the provider still accepts it, but not both.
+      filterTypes: nullable(t.array(EventTypeName)),
+      channels: nullable(t.array(t.string)),
+      secret: nullable(SecretText),
+      metadata: nullable(Metadata),
+      throttleRate: nullable(t.number),
+    }),
+  ],
+  'EndpointIn',
+);
+export type EndpointIn = t.TypeOf<typeof EndpointIn>;
+
+export const EndpointSecretRotateIn = t.partial(
+  { key: nullable(SecretText), gracePeriodSeconds: nullable(t.number) },
+  'EndpointSecretRotateIn',
+);
+export type EndpointSecretRotateIn = t.TypeOf<typeof EndpointSecretRotateIn>;
+
+export const MessageIn = t.intersection(
+  [
+    t.type({ eventType: EventTypeName, payload: t.UnknownRecord }),
+    t.partial({
+      eventId: nullable(Uid),
+      channels: nullable(t.array(t.string)),
+      tags: nullable(t.array(t.string)),
+    }),
+  ],
+  'MessageIn',
+);
+export type MessageIn = t.TypeOf<typeof MessageIn>;
+
+/** One entry of a 422 answer, `{loc, msg, type}`, as the provider words it. */
+export interface ValidationIssue {
+  loc: Array<string | number>;
+  msg: string;
+  type: string;
+}
+
+const holdsFields = (type: t.Decoder<unknown, unknown>): boolean =>
+  type instanceof t.InterfaceType ||
+  type instanceof t.PartialType ||
+  type instanceof t.DictionaryType ||
+  type instanceof t.ArrayType;
+
+const issueOf = (error: t.ValidationError): ValidationIssue => {
+  const loc: Array<string | number> = ['body'];
+  error.context.forEach((entry, index) => {
+    const parent = error.context[index - 1];
+    if (!parent || !holdsFields(parent.type)) return;
+    loc.push(parent.type instanceof t.ArrayType ? Number(entry.key) : entry.key);
+  });
+  return error.value === undefined
+    ? { loc, msg: 'field required', type: 'value_error.missing' }
+    : { loc, msg: `not a valid ${error.context[error.context.length - 1]?.type.name ?? 'value'}`, type: 'type_error' };
+};
+
+export type Decoded<A> = { ok: true; value: A } | { ok: false; issues: ValidationIssue[] };
+
+export const decodeBody = <A>(codec: t.Decoder<unknown, A>, body: unknown): Decoded<A> => {
+  const decoded = codec.decode(body);
+  if (isRight(decoded)) return { ok: true, value: decoded.right };
+  const seen = new Set<string>();
+  const issues = decoded.left.map(issueOf).filter((issue) => {
+    const key = issue.loc.join('.');
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return { ok: false, issues };
+};

@@ -1,0 +1,455 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type * as t from 'io-ts';
+import {
+  ApplicationIn,
+  decodeBody,
+  EndpointIn,
+  EndpointSecretRotateIn,
+  EventTypeIn,
+  EventTypeName,
+  EventTypeUpsertIn,
+  MessageIn,
+} from './inputs';
+import { Dispatcher, SANDBOX_RETRY_SCHEDULE_MS, type DeliveryStats } from './dispatcher';
+import {
+  ApiError,
+  DEFAULT_LIMITS,
+  Store,
+  type AppRecord,
+  type AttemptRecord,
+  type EndpointRecord,
+  type EventTypeRecord,
+  type Limits,
+  type ListAnswer,
+  type MessageRecord,
+} from './store';
+
+/**
+ * A stand-in for the webhook provider's API on loopback: the part of the Svix
+ * API that this integration and `npm run setup` use, with the provider's
+ * semantics (bearer key, `{code, detail}` and 422 bodies, uids, get_if_exists,
+ * Idempotency-Key replays, signed deliveries with retries, secret rotation
+ * with a grace period). In memory and bounded. Never imported by the Zapier app.
+ */
+
+/** A fault to inject into one request, for the fault tests. */
+export type Fault =
+  /** Answer with this instead (an HTML error page, a 429 with Retry-After…). */
+  | { kind: 'reply'; status: number; body: string; headers?: Record<string, string> }
+  /** Do the work, then drop the connection without answering: the answer is lost. */
+  | { kind: 'lose-answer' }
+  /** Drop the connection before doing anything. */
+  | { kind: 'drop' }
+  /** Never answer: the client's time-out fires. */
+  | { kind: 'hang' };
+
+export interface FaultContext {
+  method: string;
+  path: string;
+  /** How many requests with this method and path came before this one. */
+  seen: number;
+}
+
+export interface EmulatorOptions {
+  apiKey: string;
+  port?: number;
+  host?: string;
+  maxBodyBytes?: number;
+  retryScheduleMs?: readonly number[];
+  attemptTimeoutMs?: number;
+  concurrency?: number;
+  /** How long a rotated-out secret keeps signing, unless the request says otherwise. */
+  rotationGraceMs?: number;
+  idempotencyTtlMs?: number;
+  maxIdempotencyKeys?: number;
+  limits?: Partial<Limits>;
+  fault?: (context: FaultContext) => Fault | undefined;
+}
+
+export interface EmulatorStats {
+  requests: number;
+  apps: number;
+  endpoints: number;
+  eventTypes: number;
+  messages: number;
+  deliveries: DeliveryStats;
+}
+
+interface Reply {
+  status: number;
+  body?: unknown;
+}
+
+interface Request {
+  method: string;
+  segments: string[];
+  query: URLSearchParams;
+  body: unknown;
+}
+
+const json = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
+  const text = body === undefined ? '' : JSON.stringify(body);
+  response.writeHead(status, {
+    ...(text ? { 'content-type': 'application/json' } : {}),
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
+  response.end(text);
+};
+
+const appOut = (app: AppRecord) => ({
+  id: app.id,
+  name: app.name,
+  metadata: app.metadata,
+  createdAt: app.createdAt,
+  updatedAt: app.updatedAt,
+  ...(app.uid !== undefined ? { uid: app.uid } : {}),
+  ...(app.throttleRate !== undefined ? { throttleRate: app.throttleRate } : {}),
+});
+
+const endpointOut = (endpoint: EndpointRecord) => ({
+  id: endpoint.id,
+  url: endpoint.url,
+  description: endpoint.description,
+  disabled: endpoint.disabled,
+  metadata: endpoint.metadata,
+  createdAt: endpoint.createdAt,
+  updatedAt: endpoint.updatedAt,
+  ...(endpoint.uid !== undefined ? { uid: endpoint.uid } : {}),
+  ...(endpoint.eventTypes !== undefined ? { eventTypes: endpoint.eventTypes } : {}),
+  ...(endpoint.channels !== undefined ? { channels: endpoint.channels } : {}),
+  ...(endpoint.throttleRate !== undefined ? { throttleRate: endpoint.throttleRate } : {}),
+});
+
+const eventTypeOut = (eventType: EventTypeRecord) => ({ ...eventType });
+
+const messageOut = (message: MessageRecord, withContent: boolean) => ({
+  id: message.id,
+  eventType: message.eventType,
+  payload: withContent ? message.payload : {},
+  timestamp: message.timestamp,
+  ...(message.eventId !== undefined ? { eventId: message.eventId } : {}),
+  ...(message.channels !== undefined ? { channels: message.channels } : {}),
+  ...(message.tags !== undefined ? { tags: message.tags } : {}),
+});
+
+const listOut = <T, O>(list: ListAnswer<T>, map: (item: T) => O): ListAnswer<O> => ({ ...list, data: list.data.map(map) });
+
+const queryIssue = (name: string, msg: string) => ApiError.invalid([{ loc: ['query', name], msg, type: 'value_error' }]);
+
+const limitOf = (query: URLSearchParams): number => {
+  const text = query.get('limit');
+  if (text === null) return 50;
+  const limit = Number(text);
+  if (!/^\d+$/.test(text) || limit < 1 || limit > 250) throw queryIssue('limit', 'ensure this value is between 1 and 250');
+  return limit;
+};
+
+const flagOf = (query: URLSearchParams, name: string, fallback: boolean): boolean => {
+  const text = query.get(name);
+  if (text === null) return fallback;
+  if (text !== 'true' && text !== 'false') throw queryIssue(name, 'value could not be parsed to a boolean');
+  return text === 'true';
+};
+
+/** `event_types=A,B` or `event_types=A&event_types=B`. */
+const eventTypesOf = (query: URLSearchParams): string[] | undefined => {
+  const names = query
+    .getAll('event_types')
+    .flatMap((value) => value.split(','))
+    .filter((name) => name !== '');
+  if (names.length === 0) return undefined;
+  if (!names.every((name) => EventTypeName.is(name))) throw queryIssue('event_types', 'not a valid event type name');
+  return names;
+};
+
+const decoded = <A>(codec: t.Decoder<unknown, A>, body: unknown): A => {
+  const result = decodeBody(codec, body);
+  if (!result.ok) throw ApiError.invalid(result.issues);
+  return result.value;
+};
+
+export class ProviderEmulator {
+  private readonly store: Store;
+  private readonly dispatcher: Dispatcher;
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  private readonly idempotent = new Map<string, { reply: Reply; at: number }>();
+  private readonly seen = new Map<string, number>();
+  private requests = 0;
+  private base = '';
+
+  constructor(private readonly options: EmulatorOptions) {
+    if (!options.apiKey) throw new Error('The provider emulator needs an API key to expect.');
+    this.store = new Store({ ...DEFAULT_LIMITS, ...options.limits });
+    this.dispatcher = new Dispatcher(this.store, {
+      retryScheduleMs: options.retryScheduleMs ?? SANDBOX_RETRY_SCHEDULE_MS,
+      attemptTimeoutMs: options.attemptTimeoutMs ?? 5_000,
+      concurrency: options.concurrency ?? 8,
+    });
+  }
+
+  /** Listens on loopback; resolves with the base URL, e.g. `http://127.0.0.1:8071`. */
+  async start(): Promise<string> {
+    const server = createServer((request, response) => this.handle(request, response));
+    server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    this.server = server;
+    const host = this.options.host ?? '127.0.0.1';
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.options.port ?? 0, host, () => resolve());
+    });
+    const address = server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : this.options.port;
+    this.base = `http://${host}:${port}`;
+    return this.base;
+  }
+
+  get url(): string {
+    return this.base;
+  }
+
+  async stop(): Promise<void> {
+    this.dispatcher.stop();
+    const server = this.server;
+    if (!server) return;
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    this.server = undefined;
+  }
+
+  /** Resolves once every delivery has succeeded or used up its retries. */
+  idle(): Promise<void> {
+    return this.dispatcher.idle();
+  }
+
+  /** The provider's "resend": delivers a message to one endpoint again. */
+  resend(appId: string, messageId: string, endpointId: string): void {
+    const app = this.store.app(appId);
+    this.dispatcher.resend(app, this.store.message(app, messageId), this.store.endpoint(app, endpointId));
+  }
+
+  /** Every recorded delivery attempt of a message, oldest first. */
+  attempts(appId: string, messageId: string): AttemptRecord[] {
+    const app = this.store.app(appId);
+    return [...this.store.message(app, messageId).attempts];
+  }
+
+  stats(): EmulatorStats {
+    return { requests: this.requests, ...this.store.counts(), deliveries: { ...this.dispatcher.stats, pending: this.dispatcher.pending } };
+  }
+
+  // ---- HTTP ----------------------------------------------------------------
+
+  private handle(request: IncomingMessage, response: ServerResponse): void {
+    this.requests += 1;
+    const url = new URL(request.url ?? '/', 'http://emulator');
+    const path = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, '') : url.pathname;
+    const method = request.method ?? 'GET';
+
+    const key = `${method} ${path}`;
+    const seen = this.seen.get(key) ?? 0;
+    if (this.seen.size < 10_000 || this.seen.has(key)) this.seen.set(key, seen + 1);
+    const fault = this.options.fault?.({ method, path, seen });
+    if (fault?.kind === 'drop') {
+      request.socket.destroy();
+      return;
+    }
+    if (fault?.kind === 'hang') {
+      request.resume();
+      return;
+    }
+    if (fault?.kind === 'reply') {
+      request.resume();
+      response.writeHead(fault.status, { 'content-type': 'text/html; charset=utf-8', ...fault.headers });
+      response.end(fault.body);
+      return;
+    }
+
+    if (request.headers.authorization !== `Bearer ${this.options.apiKey}`) {
+      request.resume();
+      json(response, 401, { code: 'authentication_failed', detail: 'Invalid token' });
+      return;
+    }
+    const limit = this.options.maxBodyBytes ?? 1024 * 1024;
+    const declared = Number(request.headers['content-length'] ?? '0');
+    if (declared > limit) {
+      json(response, 413, { code: 'payload_too_large', detail: `The request body is larger than ${limit} bytes.` }, { connection: 'close' });
+      request.destroy();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        tooLarge = true;
+        chunks.length = 0;
+      } else if (!tooLarge) chunks.push(chunk);
+    });
+    request.on('end', () => {
+      if (tooLarge) {
+        json(response, 413, { code: 'payload_too_large', detail: `The request body is larger than ${limit} bytes.` });
+        return;
+      }
+      const text = Buffer.concat(chunks).toString('utf8');
+      const reply = this.answer(method, path, url.searchParams, text, request.headers['idempotency-key']);
+      if (fault?.kind === 'lose-answer') {
+        request.socket.destroy();
+        return;
+      }
+      json(response, reply.status, reply.body);
+    });
+  }
+
+  private answer(method: string, path: string, query: URLSearchParams, text: string, idempotencyKey: string | string[] | undefined): Reply {
+    const replayKey = method === 'POST' && typeof idempotencyKey === 'string' ? `${path} ${idempotencyKey}` : undefined;
+    const ttl = this.options.idempotencyTtlMs ?? 12 * 60 * 60 * 1000;
+    if (replayKey) {
+      const earlier = this.idempotent.get(replayKey);
+      if (earlier && Date.now() - earlier.at < ttl) return earlier.reply;
+    }
+    let reply: Reply;
+    try {
+      let body: unknown = undefined;
+      if (text.trim() !== '') {
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw ApiError.invalid([{ loc: ['body'], msg: 'the body is not valid JSON', type: 'value_error.jsondecode' }]);
+        }
+      }
+      reply = this.route({ method, segments: path.split('/').filter((part) => part !== ''), query, body });
+    } catch (error) {
+      if (error instanceof ApiError) return { status: error.status, body: error.body };
+      return { status: 500, body: { code: 'internal_error', detail: 'The emulator failed on this request.' } };
+    }
+    if (replayKey && reply.status >= 200 && reply.status < 300) {
+      this.idempotent.set(replayKey, { reply, at: Date.now() });
+      const max = this.options.maxIdempotencyKeys ?? 10_000;
+      for (const oldest of this.idempotent.keys()) {
+        if (this.idempotent.size <= max) break;
+        this.idempotent.delete(oldest);
+      }
+    }
+    return reply;
+  }
+
+  private route(request: Request): Reply {
+    const { method, segments, query, body } = request;
+    const [api, version, collection, id, sub, subId, leaf, leafId, action] = segments;
+    if (api !== 'api' || version !== 'v1') throw ApiError.notFound();
+    const notAllowed = () => new ApiError(405, { code: 'method_not_allowed', detail: 'Method not allowed' });
+
+    if (collection === 'event-type') {
+      if (segments.length === 3) {
+        if (method === 'GET') {
+          return { status: 200, body: listOut(this.store.listEventTypes(limitOf(query), query.get('iterator') ?? undefined, flagOf(query, 'include_archived', false)), eventTypeOut) };
+        }
+        if (method === 'POST') return { status: 201, body: eventTypeOut(this.store.createEventType(decoded(EventTypeIn, body))) };
+        throw notAllowed();
+      }
+      if (segments.length === 4 && id) {
+        if (method === 'GET') return { status: 200, body: eventTypeOut(this.store.eventType(id)) };
+        if (method === 'PUT') {
+          if (!EventTypeName.is(id)) throw ApiError.invalid([{ loc: ['path', 'event_type_name'], msg: 'not a valid event type name', type: 'value_error' }]);
+          const { eventType, created } = this.store.putEventType(id, decoded(EventTypeUpsertIn, body));
+          return { status: created ? 201 : 200, body: eventTypeOut(eventType) };
+        }
+        throw notAllowed();
+      }
+      throw ApiError.notFound();
+    }
+
+    if (collection !== 'app') throw ApiError.notFound();
+    if (segments.length === 3) {
+      if (method === 'GET') return { status: 200, body: listOut(this.store.listApps(limitOf(query), query.get('iterator') ?? undefined), appOut) };
+      if (method === 'POST') {
+        const { app, created } = this.store.createApp(decoded(ApplicationIn, body), flagOf(query, 'get_if_exists', false));
+        return { status: created ? 201 : 200, body: appOut(app) };
+      }
+      throw notAllowed();
+    }
+    if (!id) throw ApiError.notFound();
+    const app = this.store.app(id);
+    if (segments.length === 4) {
+      if (method === 'GET') return { status: 200, body: appOut(app) };
+      if (method === 'DELETE') {
+        this.store.deleteApp(app.id);
+        return { status: 204 };
+      }
+      throw notAllowed();
+    }
+
+    if (sub === 'endpoint') return this.endpointRoute(request, app, subId, leaf, leafId, notAllowed);
+    if (sub === 'msg') {
+      if (segments.length === 5) {
+        if (method === 'GET') {
+          const withContent = flagOf(query, 'with_content', true);
+          const list = this.store.listMessages(app, limitOf(query), query.get('iterator') ?? undefined, eventTypesOf(query));
+          return { status: 200, body: listOut(list, (message) => messageOut(message, withContent)) };
+        }
+        if (method === 'POST') {
+          const message = this.store.createMessage(app, decoded(MessageIn, body));
+          this.dispatcher.dispatch(app, message);
+          return { status: 202, body: messageOut(message, flagOf(query, 'with_content', true)) };
+        }
+        throw notAllowed();
+      }
+      if (segments.length === 6 && subId) {
+        if (method === 'GET') return { status: 200, body: messageOut(this.store.message(app, subId), flagOf(query, 'with_content', true)) };
+        throw notAllowed();
+      }
+      if (segments.length === 9 && subId && leaf === 'endpoint' && leafId && action === 'resend') {
+        if (method !== 'POST') throw notAllowed();
+        const message = this.store.message(app, subId);
+        this.dispatcher.resend(app, message, this.store.endpoint(app, leafId));
+        return { status: 202 };
+      }
+    }
+    throw ApiError.notFound();
+  }
+
+  private endpointRoute(
+    request: Request,
+    app: AppRecord,
+    endpointId: string | undefined,
+    leaf: string | undefined,
+    action: string | undefined,
+    notAllowed: () => ApiError,
+  ): Reply {
+    const { method, segments, query, body } = request;
+    if (segments.length === 5) {
+      if (method === 'GET') return { status: 200, body: listOut(this.store.listEndpoints(app, limitOf(query), query.get('iterator') ?? undefined), endpointOut) };
+      if (method === 'POST') return { status: 201, body: endpointOut(this.store.createEndpoint(app, decoded(EndpointIn, body))) };
+      throw notAllowed();
+    }
+    if (!endpointId) throw ApiError.notFound();
+    const endpoint = this.store.endpoint(app, endpointId);
+    if (segments.length === 6) {
+      if (method === 'GET') return { status: 200, body: endpointOut(endpoint) };
+      if (method === 'DELETE') {
+        this.store.deleteEndpoint(app, endpoint.id);
+        return { status: 204 };
+      }
+      throw notAllowed();
+    }
+    if (leaf === 'secret' && segments.length === 7) {
+      if (method === 'GET') return { status: 200, body: { key: endpoint.secret } };
+      throw notAllowed();
+    }
+    if (leaf === 'secret' && action === 'rotate' && segments.length === 8) {
+      if (method !== 'POST') throw notAllowed();
+      const input = decoded(EndpointSecretRotateIn, body ?? {});
+      const graceMs = input.gracePeriodSeconds != null ? input.gracePeriodSeconds * 1000 : (this.options.rotationGraceMs ?? 24 * 60 * 60 * 1000);
+      this.store.rotateSecret(endpoint, input.key ?? undefined, graceMs);
+      return { status: 204 };
+    }
+    throw ApiError.notFound();
+  }
+}

@@ -1,0 +1,98 @@
+import type * as t from 'io-ts';
+import { isRight } from 'fp-ts/Either';
+import { describeDecodeErrors } from '../models/decode';
+import {
+  describeNotJson,
+  describeStatus,
+  describeUnexpectedShape,
+  describeUnreachable,
+  type Failure,
+  type FailureContext,
+} from '../provider/failures';
+
+/**
+ * A small provider client for the command-line tools (set-up and sandbox),
+ * on Node's own fetch. The Zapier app never imports it: it talks to the
+ * provider through z.request. Errors reuse the app's plain-English messages.
+ */
+
+export class ProviderFailure extends Error {
+  constructor(readonly failure: Failure) {
+    super(failure.message);
+    this.name = 'ProviderFailure';
+  }
+}
+
+export interface ClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  timeoutMs?: number;
+}
+
+export interface Call extends FailureContext {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  query?: Record<string, string>;
+  body?: object;
+  accept?: readonly number[];
+  idempotencyKey?: string;
+}
+
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+export class ProviderClient {
+  constructor(private readonly options: ClientOptions) {}
+
+  get baseUrl(): string {
+    return this.options.baseUrl;
+  }
+
+  async call(call: Call): Promise<Answer> {
+    const url = new URL(`${this.options.baseUrl}${call.path}`);
+    for (const [name, value] of Object.entries(call.query ?? {})) url.searchParams.set(name, value);
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: call.method,
+        headers: {
+          Authorization: `Bearer ${this.options.apiKey}`,
+          Accept: 'application/json',
+          'Content-Type': 'application/json',
+          ...(call.idempotencyKey ? { 'Idempotency-Key': call.idempotencyKey } : {}),
+        },
+        ...(call.body ? { body: JSON.stringify(call.body) } : {}),
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 15_000),
+      });
+    } catch (cause) {
+      const reason = cause instanceof Error && cause.name === 'TimeoutError' ? { type: 'request-timeout' } : causeOf(cause);
+      throw new ProviderFailure(describeUnreachable(call.action, url.origin, reason));
+    }
+    const text = await response.text();
+    let body: unknown;
+    let parsed = true;
+    if (text.trim() !== '') {
+      try {
+        body = JSON.parse(text);
+      } catch {
+        parsed = false;
+      }
+    }
+    const accepted = response.ok || (call.accept ?? []).includes(response.status);
+    if (!accepted) throw new ProviderFailure(describeStatus(response.status, body, call, response.headers.get('retry-after')));
+    if (!parsed) throw new ProviderFailure(describeNotJson(call.action));
+    return { status: response.status, body };
+  }
+
+  decode<A>(codec: t.Decoder<unknown, A>, body: unknown, action: string): A {
+    const decoded = codec.decode(body);
+    if (isRight(decoded)) return decoded.right;
+    throw new ProviderFailure(describeUnexpectedShape(action, describeDecodeErrors(decoded.left)));
+  }
+}
+
+/** fetch wraps network errors; the interesting code is on its cause. */
+const causeOf = (error: unknown): unknown =>
+  error instanceof Error && typeof error.cause === 'object' && error.cause !== null ? error.cause : error;
