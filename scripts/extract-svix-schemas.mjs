@@ -52,8 +52,9 @@ const visit = (name) => {
 ROOTS.forEach(visit);
 const fixture = {
   $comment: 'Response schemas from the Svix API contract (structure only). Regenerate with npm run schemas:extract.',
-  source: { title: spec.info.title, version: spec.info.version, path: 'components.schemas' },
-  schemas: Object.fromEntries(Object.keys(kept).sort().map((name) => [name, kept[name]])),
+  source: { title: spec.info.title, version: spec.info.version },
+  // Kept under the same path as in the contract, so its $refs resolve unchanged.
+  components: { schemas: Object.fromEntries(Object.keys(kept).sort().map((name) => [name, kept[name]])) },
 };
 writeFileSync(new URL('../test/fixtures/svix-schemas.json', import.meta.url), `${JSON.stringify(fixture, null, 2)}\n`);
 console.log(`wrote ${Object.keys(kept).length} schemas from ${spec.info.title} ${spec.info.version}`);

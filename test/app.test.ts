@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
 import { validateAppDefinition } from 'zapier-platform-schema';
 import { compileApp, serializeApp } from 'zapier-platform-core/src/tools/schema';
 import app from '../src';
@@ -28,5 +30,14 @@ describe('the app definition', () => {
     const loaded: unknown = require('../index.js');
     if (typeof loaded !== 'object' || loaded === null) throw new Error('index.js exports no app');
     expect(serializeApp(compileApp(loaded))).toEqual(serializeApp(compileApp(app)));
+  });
+
+  it('loads none of the sandbox, the set-up or test-only libraries on Zapier', () => {
+    const script =
+      "require('./index.js');" +
+      "const loaded = Object.keys(require.cache).filter((file) => /dist[\\/](sandbox|setup)[\\/]|node_modules[\\/](svix|standardwebhooks|nock|ajv)[\\/]/.test(file));" +
+      'process.stdout.write(JSON.stringify(loaded));';
+    const output = execFileSync(process.execPath, ['-e', script], { cwd: resolve(__dirname, '..'), encoding: 'utf8' });
+    expect(JSON.parse(output)).toEqual([]);
   });
 });

@@ -36,14 +36,15 @@ export interface StorySummary {
 
 export const ZAP_STATUSES = ['OPEN_FOR_BIDDING', 'LOTS_SOLD'];
 
-const short = (uuid: string): string => `${uuid.slice(0, 8)}…`;
+/** The fields a Zap step can use, in the order the Zap editor lists them. */
+const FIELD_ORDER = ['auctionUuid', 'auctioneerUuid', 'status', 'statusLabel', 'eventType', 'occurredAt'] as const;
 
-const describeRun = (run: ZapRun): string => {
+const describeRun = (run: ZapRun, runNumber: number): string => {
   const item = run.items[0];
   switch (run.outcome) {
     case 'ran':
       return item
-        ? `  ▶ Zap run  ${item.id}  auction ${short(item.auctionUuid)}  status ${item.status} ("${item.statusLabel}")  at ${item.occurredAt}`
+        ? [`  ▶ Zap run ${runNumber} for ${item.id}, fields:`, ...FIELD_ORDER.map((key) => `        ${key.padEnd(14)} ${item[key]}`)].join('\n')
         : '  ▶ Zap run';
     case 'filtered':
       return `  · filtered ${run.messageId ?? '?'}  (status not chosen in this Zap)`;
@@ -74,7 +75,8 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
     const setup = await runSetup({ client, appName: 'Sandbox Auction House', say: (line) => say(`      ${line}`) });
 
     const authData = { apiKey, appId: setup.appId, serverUrl: baseUrl };
-    runner = new HookRunner({ app, authData, onRun: (run) => say(describeRun(run)) });
+    let runs = 0;
+    runner = new HookRunner({ app, authData, onRun: (run) => say(describeRun(run, run.outcome === 'ran' ? ++runs : runs)) });
     const runnerUrl = await runner.start();
     const zap = await runner.turnOn('Email bidders when an auction opens or sells', { statuses: ZAP_STATUSES });
     say(`[3/7] Zapier stand-in at ${runnerUrl}. Turned a Zap on (only statuses ${ZAP_STATUSES.join(', ')}):`);

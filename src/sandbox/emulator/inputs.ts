@@ -95,7 +95,8 @@ export type MessageIn = t.TypeOf<typeof MessageIn>;
 
 /** One entry of a 422 answer, `{loc, msg, type}`, as the provider words it. */
 export interface ValidationIssue {
-  loc: Array<string | number>;
+  /** Where the problem is: `body` or `query`, then field names (list positions as text, as the provider's schema says). */
+  loc: string[];
   msg: string;
   type: string;
 }
@@ -107,11 +108,11 @@ const holdsFields = (type: t.Decoder<unknown, unknown>): boolean =>
   type instanceof t.ArrayType;
 
 const issueOf = (error: t.ValidationError): ValidationIssue => {
-  const loc: Array<string | number> = ['body'];
+  const loc: string[] = ['body'];
   error.context.forEach((entry, index) => {
     const parent = error.context[index - 1];
     if (!parent || !holdsFields(parent.type)) return;
-    loc.push(parent.type instanceof t.ArrayType ? Number(entry.key) : entry.key);
+    loc.push(entry.key);
   });
   return error.value === undefined
     ? { loc, msg: 'field required', type: 'value_error.missing' }

@@ -276,7 +276,7 @@ export class Store {
     const field = input.eventTypes ? 'eventTypes' : 'filterTypes';
     const unknown = (eventTypes ?? []).findIndex((name) => !this.eventTypes.has(name));
     if (unknown >= 0) {
-      throw ApiError.invalid([{ loc: ['body', field, unknown], msg: 'Unknown event type', type: 'value_error' }]);
+      throw ApiError.invalid([{ loc: ['body', field, String(unknown)], msg: 'Unknown event type', type: 'value_error' }]);
     }
     const uid = input.uid ?? undefined;
     if (uid !== undefined && this.findEndpointByUid(app, uid)) throw ApiError.conflict('An endpoint with this uid already exists.');

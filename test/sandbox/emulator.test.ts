@@ -1,0 +1,427 @@
+import { ApiException, Svix, Webhook } from 'svix';
+import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulator';
+import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/provider/eventType';
+import { startReceiver, stringHeaders, type Receiver } from '../helpers/receiver';
+import { schemaErrors, type SchemaName } from '../helpers/svixSchemas';
+
+/**
+ * The provider emulator, driven by the provider's own JS SDK as its client.
+ * Every answer the SDK receives is also checked against the provider's
+ * response schemas, and every delivery is checked with the SDK's verifier.
+ */
+
+const KEY = 'testsk_emulatorContract.eu';
+
+interface Recorded {
+  method: string;
+  path: string;
+  status: number;
+  body: unknown;
+}
+
+let emulator: ProviderEmulator;
+let svix: Svix;
+let recorded: Recorded[];
+const receivers: Receiver[] = [];
+
+const start = async (options: Partial<EmulatorOptions> = {}): Promise<string> => {
+  emulator = new ProviderEmulator({ apiKey: KEY, retryScheduleMs: [5, 5, 5], ...options });
+  const url = await emulator.start();
+  recorded = [];
+  // The SDK's fetch, recording each raw answer for the schema check.
+  const recordingFetch: typeof fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    const text = await response.clone().text();
+    const target = new URL(input instanceof Request ? input.url : String(input));
+    recorded.push({
+      method: init?.method ?? 'GET',
+      path: target.pathname,
+      status: response.status,
+      body: text === '' ? undefined : JSON.parse(text),
+    });
+    return response;
+  };
+  svix = new Svix(KEY, { serverUrl: url, fetch: recordingFetch, numRetries: 0 });
+  return url;
+};
+
+const receiver = async (answer?: (index: number) => number): Promise<Receiver> => {
+  const started = await startReceiver(answer);
+  receivers.push(started);
+  return started;
+};
+
+/** The schema an answer must match, by route and status. */
+const schemaFor = ({ method, path, status }: Recorded): SchemaName | undefined => {
+  if (status === 422) return 'HTTPValidationError';
+  if (status >= 400) return 'HttpErrorOut';
+  if (status === 204) return undefined;
+  const route = path.replace(/\/+$/, '').split('/').slice(3);
+  const [collection, , sub, , leaf] = route;
+  const list = method === 'GET';
+  if (collection === 'event-type') return route.length === 1 && list ? 'ListResponse_EventTypeOut_' : 'EventTypeOut';
+  if (route.length === 1) return list ? 'ListResponse_ApplicationOut_' : 'ApplicationOut';
+  if (route.length === 2) return 'ApplicationOut';
+  if (sub === 'endpoint') {
+    if (leaf === 'secret') return 'EndpointSecretOut';
+    return route.length === 3 && list ? 'ListResponse_EndpointOut_' : 'EndpointOut';
+  }
+  if (sub === 'msg') return route.length === 3 && list ? 'ListResponse_MessageOut_' : 'MessageOut';
+  return undefined;
+};
+
+const registerEventType = () =>
+  svix.eventType.create({
+    name: EVENT_TYPE_NAME,
+    description: auctionStatusChangeEventType.description,
+    schemas: auctionStatusChangeEventType.schemas,
+  });
+
+const apiError = async (promise: Promise<unknown>): Promise<ApiException<unknown>> => {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ApiException) return error;
+    throw error;
+  }
+  throw new Error('expected the emulator to refuse the request');
+};
+
+const payload = { auctioneerUuid: 'a1', auctionUuid: 'b2', status: 'OPEN_FOR_BIDDING' };
+
+afterEach(async () => {
+  // Every answer the SDK saw in this test matches the provider's schema.
+  const mismatches = recorded.flatMap((answer) => {
+    const name = schemaFor(answer);
+    return name ? schemaErrors(name, answer.body).map((error) => `${answer.method} ${answer.path} (${name}): ${error}`) : [];
+  });
+  expect(mismatches).toEqual([]);
+  await emulator.stop();
+  for (const started of receivers.splice(0)) await started.close();
+});
+
+describe('keys, paths and errors', () => {
+  it('refuses a request without the key with 401 {code, detail}', async () => {
+    const url = await start();
+    const refused = await apiError(new Svix('testsk_wrong', { serverUrl: url, numRetries: 0 }).application.list());
+    expect(refused.code).toBe(401);
+    expect(schemaErrors('HttpErrorOut', refused.body)).toEqual([]);
+    const bare = await fetch(`${url}/api/v1/app`);
+    expect(bare.status).toBe(401);
+  });
+
+  it('answers the same with or without a trailing slash', async () => {
+    const url = await start();
+    await svix.application.create({ name: 'Harbour Street Auctions' });
+    const headers = { Authorization: `Bearer ${KEY}` };
+    const [plain, slashed] = await Promise.all([
+      fetch(`${url}/api/v1/app`, { headers }).then((response) => response.json()),
+      fetch(`${url}/api/v1/app/`, { headers }).then((response) => response.json()),
+    ]);
+    expect(slashed).toEqual(plain);
+  });
+
+  it('answers an invalid body with 422 naming the field', async () => {
+    const url = await start();
+    const response = await fetch(`${url}/api/v1/app`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ uid: 'no-name' }),
+    });
+    expect(response.status).toBe(422);
+    const body: unknown = await response.json();
+    expect(schemaErrors('HTTPValidationError', body)).toEqual([]);
+    expect(body).toEqual({ detail: [{ loc: ['body', 'name'], msg: 'field required', type: 'value_error.missing' }] });
+  });
+
+  it('refuses a body over the size limit with 413', async () => {
+    await start({ maxBodyBytes: 2_048 });
+    const app = await svix.application.create({ name: 'Sizes' });
+    await registerEventType();
+    const refused = await apiError(
+      svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload: { ...payload, status: 'x'.repeat(4_096) } }),
+    );
+    expect(refused.code).toBe(413);
+    const accepted = await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
+    expect(accepted.id).toMatch(/^msg_[A-Za-z0-9]{27}$/);
+  });
+});
+
+describe('Consumer Apps', () => {
+  it('creates, reads by id and by uid, and lists', async () => {
+    await start();
+    const created = await svix.application.create({ name: 'Harbour Street Auctions', uid: 'harbour-street' });
+    expect(created.id).toMatch(/^app_[A-Za-z0-9]{27}$/);
+    expect(created.uid).toBe('harbour-street');
+    expect((await svix.application.get(created.id)).name).toBe('Harbour Street Auctions');
+    expect((await svix.application.get('harbour-street')).id).toBe(created.id);
+    await svix.application.create({ name: 'Northgate Fine Art' });
+    const first = await svix.application.list({ limit: 1 });
+    expect(first.data.map((app) => app.id)).toEqual([created.id]);
+    expect(first.done).toBe(false);
+    const second = await svix.application.list({ limit: 1, iterator: first.iterator ?? '' });
+    expect(second.data.map((app) => app.name)).toEqual(['Northgate Fine Art']);
+    expect(second.done).toBe(true);
+  });
+
+  it('refuses a second app with the same uid, but returns it with get_if_exists', async () => {
+    await start();
+    const created = await svix.application.create({ name: 'Harbour', uid: 'harbour' });
+    expect((await apiError(svix.application.create({ name: 'Harbour', uid: 'harbour' }))).code).toBe(409);
+    expect((await svix.application.getOrCreate({ name: 'Harbour', uid: 'harbour' })).id).toBe(created.id);
+    expect((await svix.application.list()).data).toHaveLength(1);
+  });
+
+  it('replays the first answer for a repeated Idempotency-Key', async () => {
+    await start();
+    const first = await svix.application.create({ name: 'Once' }, { idempotencyKey: 'create-once-1' });
+    const again = await svix.application.create({ name: 'Once' }, { idempotencyKey: 'create-once-1' });
+    expect(again.id).toBe(first.id);
+    const other = await svix.application.create({ name: 'Once' }, { idempotencyKey: 'create-once-2' });
+    expect(other.id).not.toBe(first.id);
+    expect((await svix.application.list()).data).toHaveLength(2);
+  });
+
+  it('answers 404 for an unknown app', async () => {
+    await start();
+    expect((await apiError(svix.application.get('app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9'))).code).toBe(404);
+  });
+});
+
+describe('event types', () => {
+  it('creates (409 when it exists), reads, updates with PUT and lists', async () => {
+    await start();
+    const created = await registerEventType();
+    expect(created.schemas).toEqual(auctionStatusChangeEventType.schemas);
+    expect((await apiError(registerEventType())).code).toBe(409);
+    expect((await svix.eventType.get(EVENT_TYPE_NAME)).description).toBe(auctionStatusChangeEventType.description);
+    const updated = await svix.eventType.update(EVENT_TYPE_NAME, { description: 'Changed', schemas: {} });
+    expect(updated.description).toBe('Changed');
+    expect((await svix.eventType.get(EVENT_TYPE_NAME)).schemas).toEqual({});
+    // PUT on a name that does not exist yet creates it.
+    await svix.eventType.update('AUCTION_ARCHIVED', { description: 'Archived auctions' });
+    expect((await svix.eventType.list()).data.map((eventType) => eventType.name)).toEqual([EVENT_TYPE_NAME, 'AUCTION_ARCHIVED']);
+  });
+
+  it('answers 404 for an unknown event type', async () => {
+    await start();
+    expect((await apiError(svix.eventType.get('NOPE'))).code).toBe(404);
+  });
+});
+
+describe('endpoints', () => {
+  it('creates with the old filterTypes name and reads it back as eventTypes, by id or uid', async () => {
+    const url = await start();
+    const app = await svix.application.create({ name: 'Endpoints' });
+    await registerEventType();
+    const endpoint = await svix.endpoint.create(app.id, {
+      url: 'http://127.0.0.1:9/hook',
+      uid: 'zap-1',
+      filterTypes: [EVENT_TYPE_NAME],
+      description: 'Belongs to a Zap',
+    });
+    expect(endpoint.id).toMatch(/^ep_[A-Za-z0-9]{27}$/);
+    expect((await svix.endpoint.get(app.id, 'zap-1')).id).toBe(endpoint.id);
+    const raw: unknown = await fetch(`${url}/api/v1/app/${app.id}/endpoint/${endpoint.id}`, {
+      headers: { Authorization: `Bearer ${KEY}` },
+    }).then((response) => response.json());
+    expect(raw).toMatchObject({ id: endpoint.id, eventTypes: [EVENT_TYPE_NAME], description: 'Belongs to a Zap', uid: 'zap-1' });
+    expect((await svix.endpoint.list(app.id)).data.map((listed) => listed.id)).toEqual([endpoint.id]);
+  });
+
+  it('refuses both field names at once, and an event type that does not exist (422)', async () => {
+    const url = await start();
+    const app = await svix.application.create({ name: 'Endpoints' });
+    await registerEventType();
+    const both = await fetch(`${url}/api/v1/app/${app.id}/endpoint`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'http://127.0.0.1:9/', eventTypes: [EVENT_TYPE_NAME], filterTypes: [EVENT_TYPE_NAME] }),
+    });
+    expect(both.status).toBe(422);
+    const unknown = await apiError(svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/', filterTypes: ['NOT_REGISTERED'] }));
+    expect(unknown.code).toBe(422);
+    expect(unknown.body).toEqual({ detail: [{ loc: ['body', 'filterTypes', '0'], msg: 'Unknown event type', type: 'value_error' }] });
+  });
+
+  it('refuses a duplicate uid with 409, and deletes (then 404)', async () => {
+    await start();
+    const app = await svix.application.create({ name: 'Endpoints' });
+    const endpoint = await svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/', uid: 'only-one' });
+    expect((await apiError(svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/', uid: 'only-one' }))).code).toBe(409);
+    await svix.endpoint.delete(app.id, endpoint.id);
+    expect((await apiError(svix.endpoint.get(app.id, endpoint.id))).code).toBe(404);
+    expect((await apiError(svix.endpoint.delete(app.id, endpoint.id))).code).toBe(404);
+  });
+
+  it('gives the signing secret, and after a rotation signs with both during the grace period', async () => {
+    await start();
+    const target = await receiver();
+    const app = await svix.application.create({ name: 'Rotation' });
+    await registerEventType();
+    const endpoint = await svix.endpoint.create(app.id, { url: target.url, filterTypes: [EVENT_TYPE_NAME] });
+    const { key: before } = await svix.endpoint.getSecret(app.id, endpoint.id);
+    expect(before).toMatch(/^whsec_[A-Za-z0-9+/=]{32,100}$/);
+    await svix.endpoint.rotateSecret(app.id, endpoint.id, {});
+    const { key: after } = await svix.endpoint.getSecret(app.id, endpoint.id);
+    expect(after).not.toBe(before);
+
+    const message = await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
+    await emulator.idle();
+    const [delivery] = target.received;
+    if (!delivery) throw new Error('no delivery');
+    expect(String(delivery.headers['svix-signature']).split(' ')).toHaveLength(2);
+    for (const secret of [before, after]) {
+      expect(new Webhook(secret).verify(delivery.body, stringHeaders(delivery.headers))).toEqual(payload);
+    }
+    expect(delivery.headers['svix-id']).toBe(message.id);
+  });
+
+  it('stops signing with the old secret once the grace period is over', async () => {
+    await start({ rotationGraceMs: 0 });
+    const target = await receiver();
+    const app = await svix.application.create({ name: 'Rotation' });
+    const endpoint = await svix.endpoint.create(app.id, { url: target.url });
+    const { key: before } = await svix.endpoint.getSecret(app.id, endpoint.id);
+    await svix.endpoint.rotateSecret(app.id, endpoint.id, {});
+    await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
+    await emulator.idle();
+    const [delivery] = target.received;
+    if (!delivery) throw new Error('no delivery');
+    expect(String(delivery.headers['svix-signature']).split(' ')).toHaveLength(1);
+    expect(() => new Webhook(before).verify(delivery.body, stringHeaders(delivery.headers))).toThrow();
+  });
+});
+
+describe('messages and deliveries', () => {
+  it('creates (202), reads, and lists newest first with event_types, limit, iterator and with_content', async () => {
+    await start();
+    const app = await svix.application.create({ name: 'Messages' });
+    await registerEventType();
+    const sent = [];
+    for (const status of ['DRAFT', 'OPEN_FOR_BIDDING', 'LOTS_SOLD']) {
+      sent.push(await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload: { ...payload, status } }));
+    }
+    await svix.message.create(app.id, { eventType: 'SOMETHING_ELSE', payload: {} });
+    expect(recorded.filter((answer) => answer.method === 'POST' && answer.path.endsWith('/msg')).map((answer) => answer.status)).toEqual([
+      202, 202, 202, 202,
+    ]);
+    expect((await svix.message.get(app.id, sent[0]?.id ?? '')).payload).toEqual({ ...payload, status: 'DRAFT' });
+
+    const first = await svix.message.list(app.id, { eventTypes: [EVENT_TYPE_NAME], limit: 2 });
+    expect(first.data.map((message) => message.id)).toEqual([sent[2]?.id, sent[1]?.id]);
+    expect(first.done).toBe(false);
+    const rest = await svix.message.list(app.id, { eventTypes: [EVENT_TYPE_NAME], limit: 2, iterator: first.iterator ?? '' });
+    expect(rest.data.map((message) => message.id)).toEqual([sent[0]?.id]);
+    expect(rest.done).toBe(true);
+    const bare = await svix.message.list(app.id, { withContent: false, limit: 1 });
+    expect(bare.data[0]).toMatchObject({ eventType: 'SOMETHING_ELSE', payload: {} });
+  });
+
+  it('delivers to each matching, enabled endpoint with headers the SDK verifier accepts', async () => {
+    await start();
+    const [matching, other, disabled] = [await receiver(), await receiver(), await receiver()];
+    if (!matching || !other || !disabled) throw new Error('receivers');
+    const app = await svix.application.create({ name: 'Deliveries' });
+    await registerEventType();
+    await svix.eventType.create({ name: 'OTHER', description: 'Other' });
+    const endpoint = await svix.endpoint.create(app.id, { url: matching.url, filterTypes: [EVENT_TYPE_NAME] });
+    await svix.endpoint.create(app.id, { url: other.url, filterTypes: ['OTHER'] });
+    await svix.endpoint.create(app.id, { url: disabled.url, disabled: true });
+    const message = await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
+    await emulator.idle();
+
+    expect(other.received).toHaveLength(0);
+    expect(disabled.received).toHaveLength(0);
+    const [delivery] = matching.received;
+    if (!delivery) throw new Error('no delivery');
+    const { key } = await svix.endpoint.getSecret(app.id, endpoint.id);
+    expect(new Webhook(key).verify(delivery.body, stringHeaders(delivery.headers))).toEqual(payload);
+    expect(delivery.headers).toMatchObject({ 'svix-id': message.id, 'content-type': 'application/json' });
+    expect(Number(delivery.headers['svix-timestamp'])).toBeCloseTo(Date.now() / 1000, -1);
+  });
+
+  it('retries a failed delivery on the schedule and keeps every attempt', async () => {
+    await start({ retryScheduleMs: [5, 5, 5] });
+    const flaky = await receiver((index) => (index < 2 ? 503 : 200));
+    const app = await svix.application.create({ name: 'Retries' });
+    await svix.endpoint.create(app.id, { url: flaky.url });
+    const message = await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
+    await emulator.idle();
+    expect(flaky.received).toHaveLength(3);
+    expect(new Set(flaky.received.map((delivery) => delivery.headers['svix-id']))).toEqual(new Set([message.id]));
+    expect(emulator.attempts(app.id, message.id).map((attempt) => [attempt.status, attempt.responseStatusCode])).toEqual([
+      ['fail', 503],
+      ['fail', 503],
+      ['success', 200],
+    ]);
+  });
+
+  it('gives up after the last retry', async () => {
+    await start({ retryScheduleMs: [5, 5] });
+    const down = await receiver(() => 500);
+    const app = await svix.application.create({ name: 'Down' });
+    await svix.endpoint.create(app.id, { url: down.url });
+    const message = await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
+    await emulator.idle();
+    expect(down.received).toHaveLength(3);
+    expect(emulator.stats().deliveries).toMatchObject({ exhausted: 1, succeeded: 0, pending: 0 });
+    expect(emulator.attempts(app.id, message.id)).toHaveLength(3);
+  });
+
+  it('treats a time-out as a failure and retries it', async () => {
+    await start({ retryScheduleMs: [5], attemptTimeoutMs: 100 });
+    let calls = 0;
+    const { createServer } = await import('node:http');
+    const hanging = createServer((_request, response) => {
+      calls += 1;
+      if (calls === 1) setTimeout(() => response.writeHead(200).end(), 1_000);
+      else response.writeHead(200).end();
+    });
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const address = hanging.address();
+    if (typeof address !== 'object' || address === null) throw new Error('no port');
+    const app = await svix.application.create({ name: 'Slow' });
+    await svix.endpoint.create(app.id, { url: `http://127.0.0.1:${address.port}/` });
+    const message = await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
+    await emulator.idle();
+    hanging.closeAllConnections();
+    hanging.close();
+    expect(emulator.attempts(app.id, message.id).map((attempt) => attempt.status)).toEqual(['fail', 'success']);
+  });
+
+  it('resends a message to one endpoint on request', async () => {
+    await start();
+    const target = await receiver();
+    const app = await svix.application.create({ name: 'Resend' });
+    const endpoint = await svix.endpoint.create(app.id, { url: target.url });
+    const message = await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
+    await emulator.idle();
+    emulator.resend(app.id, message.id, endpoint.id);
+    await emulator.idle();
+    expect(target.received.map((delivery) => delivery.headers['svix-id'])).toEqual([message.id, message.id]);
+    expect(emulator.attempts(app.id, message.id).map((attempt) => attempt.triggerType)).toEqual(['scheduled', 'manual']);
+  });
+
+  it('never delivers off this machine', async () => {
+    await start({ retryScheduleMs: [] });
+    const app = await svix.application.create({ name: 'Outside' });
+    await svix.endpoint.create(app.id, { url: 'https://receiver.invalid/hook' });
+    const message = await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
+    await emulator.idle();
+    expect(emulator.attempts(app.id, message.id)).toMatchObject([{ status: 'fail', responseStatusCode: 0 }]);
+  });
+
+  it('keeps a bounded message log, forgetting the oldest', async () => {
+    await start({ limits: { maxMessagesPerApp: 3 } });
+    const app = await svix.application.create({ name: 'Bounded' });
+    const sent = [];
+    for (let index = 0; index < 5; index += 1) {
+      sent.push(await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload: { ...payload, status: `S${index}` } }));
+    }
+    const listed = await svix.message.list(app.id);
+    expect(listed.data.map((message) => message.id)).toEqual([sent[4]?.id, sent[3]?.id, sent[2]?.id]);
+    expect((await apiError(svix.message.get(app.id, sent[0]?.id ?? ''))).code).toBe(404);
+    expect(emulator.stats().messages).toBe(3);
+  });
+});

@@ -1,0 +1,106 @@
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { once } from 'node:events';
+import { resolve } from 'node:path';
+import { main as setup } from '../../src/setup/cli';
+import { zapierHeaderName } from '../../src/sandbox/hookRunner';
+
+/**
+ * `npm start` end to end, in a child process exactly as a newcomer runs it
+ * (build, then the story), and `npm start -- --serve` with the set-up pointed at it.
+ */
+
+const ROOT = resolve(__dirname, '../..');
+
+/** In its own process group, so stopping it stops npm, its shell and node together. */
+const npm = (args: string[]) =>
+  spawn('npm', ['--silent', ...args], { cwd: ROOT, detached: true, env: { ...process.env, npm_config_update_notifier: 'false' } });
+
+const collect = async (args: string[]): Promise<{ code: number | null; out: string; err: string }> => {
+  const child = npm(args);
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+  const [code] = await once(child, 'exit');
+  return { code: typeof code === 'number' ? code : null, out, err };
+};
+
+const summaryOf = (line: string): Record<string, number> =>
+  Object.fromEntries(
+    line
+      .replace(/^summary: /, '')
+      .split(' ')
+      .map((pair) => pair.split('='))
+      .map(([key, value]) => [key ?? '', Number(value)]),
+  );
+
+const freePort = async (): Promise<number> => {
+  const server = createServer();
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  const address = server.address();
+  await new Promise<void>((closed) => server.close(() => closed()));
+  if (typeof address !== 'object' || address === null) throw new Error('no port');
+  return address.port;
+};
+
+describe('npm start', () => {
+  it('tells the whole story and ends with a machine-readable summary', async () => {
+    const { code, out } = await collect(['start', '--', '--events', '6']);
+    expect(code).toBe(0);
+    const lines = out.trim().split('\n');
+    const last = lines[lines.length - 1] ?? '';
+    expect(last).toMatch(/^summary: emitted=\d+ delivered=\d+ zap_runs=\d+ filtered=\d+ rejected=\d+( \w+=\d+)*$/);
+    const summary = summaryOf(last);
+    expect(summary).toMatchObject({ emitted: 6, rejected: 1, duplicates: 1, doubled: 0, failed: 0, endpoints_left: 0 });
+    // Every provider delivery (6 events and one redelivery) ran the Zap, was filtered out, or was dropped as a repeat.
+    expect(summary.delivered).toBe(7);
+    expect((summary.zap_runs ?? 0) + (summary.filtered ?? 0) + (summary.duplicates ?? 0)).toBe(summary.delivered);
+    expect(summary.zap_runs).toBeGreaterThan(0);
+    // Each Zap run shows its fields; the forged delivery and the redelivery say what became of them.
+    expect(out).toMatch(/Zap run 1 for msg_[A-Za-z0-9]{27}, fields:\n\s+auctionUuid\s+[0-9a-f-]{36}/);
+    expect(out).toMatch(/statusLabel\s+(Open For Bidding|Lots Sold)/);
+    expect(out).toMatch(/occurredAt\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00/);
+    expect(out).toMatch(/refused .*signature/);
+    expect(out).toMatch(/dropped .*already ran/);
+  }, 60_000);
+
+  it('refuses a bad --events with exit code 2', async () => {
+    const { code, err } = await collect(['start', '--', '--events', 'many']);
+    expect(code).toBe(2);
+    expect(err).toMatch(/--events takes a whole number/);
+  }, 60_000);
+
+  it('--serve runs only the emulator, which npm run setup can use, until stopped', async () => {
+    const port = await freePort();
+    const child = npm(['start', '--', '--serve', '--port', String(port), '--api-key', 'testsk_served']);
+    try {
+      const listening = await new Promise<string>((found, failed) => {
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString('utf8');
+          const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+          if (match?.[1]) found(match[1]);
+        });
+        child.once('exit', () => failed(new Error(`exited before listening: ${out}`)));
+      });
+      expect(listening).toBe(`http://127.0.0.1:${port}`);
+      const lines: string[] = [];
+      const io = { out: (line: string) => lines.push(line), err: (line: string) => lines.push(line), env: {} };
+      expect(await setup(['--api-key', 'testsk_served', '--server-url', listening], io)).toBe(0);
+      expect(lines.join('\n')).toMatch(/Consumer App ID: app_/);
+    } finally {
+      const exited = once(child, 'exit');
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+      await exited;
+    }
+  }, 60_000);
+});
+
+describe('the Zapier stand-in', () => {
+  it('names headers as Zapier hands them to a hook trigger', () => {
+    expect(zapierHeaderName('svix-id')).toBe('Http-Svix-Id');
+    expect(zapierHeaderName('webhook-signature')).toBe('Http-Webhook-Signature');
+    expect(zapierHeaderName('CONTENT-TYPE')).toBe('Http-Content-Type');
+  });
+});

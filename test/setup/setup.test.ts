@@ -1,0 +1,150 @@
+import { createServer } from 'node:http';
+import { Svix } from 'svix';
+import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/provider/eventType';
+import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulator';
+import { ProviderClient } from '../../src/setup/client';
+import { main, type CliIo } from '../../src/setup/cli';
+import { appUidFor, runSetup } from '../../src/setup/setup';
+
+/** The consumer set-up (published interface §4) against the provider emulator. */
+
+const KEY = 'testsk_setupCommandKey42';
+let emulator: ProviderEmulator;
+let url: string;
+
+const start = async (options: Partial<EmulatorOptions> = {}) => {
+  emulator = new ProviderEmulator({ apiKey: KEY, ...options });
+  url = await emulator.start();
+};
+
+afterEach(async () => {
+  await emulator.stop();
+});
+
+const client = () => new ProviderClient({ baseUrl: url, apiKey: KEY });
+
+interface Captured {
+  code: number;
+  out: string;
+  err: string;
+}
+
+const run = async (argv: string[], env: Record<string, string> = {}): Promise<Captured> => {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIo = { out: (line) => out.push(line), err: (line) => err.push(line), env };
+  const code = await main(argv, io);
+  return { code, out: out.join('\n'), err: err.join('\n') };
+};
+
+describe('runSetup', () => {
+  it('creates the app, the event type with the published schema and an endpoint; a second run changes nothing', async () => {
+    await start();
+    const first = await runSetup({ client: client(), appName: 'Harbour Street Auctions', endpointUrl: 'http://127.0.0.1:9/in' });
+    expect(first).toMatchObject({ appCreated: true, eventType: 'created', endpointCreated: true, appName: 'Harbour Street Auctions' });
+    const svix = new Svix(KEY, { serverUrl: url });
+    const eventType = await svix.eventType.get(EVENT_TYPE_NAME);
+    expect(eventType.schemas).toEqual(auctionStatusChangeEventType.schemas);
+    expect(eventType.archived).toBe(false);
+    expect((await svix.application.get(first.appId)).uid).toBe(appUidFor('Harbour Street Auctions'));
+
+    const before = emulator.stats();
+    const second = await runSetup({ client: client(), appName: 'Harbour Street Auctions', endpointUrl: 'http://127.0.0.1:9/in' });
+    expect(second).toEqual({ ...first, appCreated: false, eventType: 'unchanged', endpointCreated: false });
+    const after = emulator.stats();
+    expect({ apps: after.apps, endpoints: after.endpoints, eventTypes: after.eventTypes }).toEqual({
+      apps: before.apps,
+      endpoints: before.endpoints,
+      eventTypes: before.eventTypes,
+    });
+    expect(after).toMatchObject({ apps: 1, endpoints: 1, eventTypes: 1 });
+  });
+
+  it('updates an event type whose schema differs, keeping its description', async () => {
+    await start();
+    const svix = new Svix(KEY, { serverUrl: url });
+    await svix.eventType.create({ name: EVENT_TYPE_NAME, description: 'Our own words', schemas: { '1': { type: 'object' } }, archived: true });
+    const result = await runSetup({ client: client() });
+    expect(result.eventType).toBe('updated');
+    const eventType = await svix.eventType.get(EVENT_TYPE_NAME);
+    expect(eventType).toMatchObject({ description: 'Our own words', archived: false, schemas: auctionStatusChangeEventType.schemas });
+    expect((await runSetup({ client: client() })).eventType).toBe('unchanged');
+  });
+
+  it('makes no endpoint unless asked', async () => {
+    await start();
+    const result = await runSetup({ client: client() });
+    expect(result.endpointId).toBeUndefined();
+    expect(emulator.stats().endpoints).toBe(0);
+  });
+});
+
+describe('npm run setup (the command)', () => {
+  it('prints the Consumer App ID and what to send to support, never the key', async () => {
+    await start();
+    const result = await run(['--api-key', KEY, '--server-url', url, '--endpoint-url', 'http://127.0.0.1:9/in']);
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(/Consumer App ID: app_[A-Za-z0-9]{27}/);
+    expect(result.out).toMatch(/Endpoint ID: ep_[A-Za-z0-9]{27}/);
+    expect(result.out).toContain("support team");
+    expect(result.out).toContain('API Access Key');
+    expect(`${result.out}${result.err}`).not.toContain(KEY);
+  });
+
+  it('takes the key from PROVIDER_API_KEY', async () => {
+    await start();
+    const result = await run(['--server-url', url], { PROVIDER_API_KEY: KEY });
+    expect(result.code).toBe(0);
+    expect(result.out).not.toContain(KEY);
+  });
+
+  it('ends with exit code 1 and a plain message for a rejected key, without echoing it', async () => {
+    await start();
+    const result = await run(['--api-key', 'testsk_notTheRightOne', '--server-url', url]);
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/API Access Key/);
+    expect(result.err).not.toContain('testsk_notTheRightOne');
+  });
+
+  it('ends with exit code 1 when the provider cannot be reached', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const address = closed.address();
+    if (typeof address !== 'object' || address === null) throw new Error('no port');
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    await start();
+    const result = await run(['--api-key', KEY, '--server-url', `http://127.0.0.1:${address.port}`]);
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/Could not reach the provider/);
+  });
+
+  it('ends with exit code 1 and the provider\'s reason on a 4xx', async () => {
+    await start({
+      fault: ({ method, path }) =>
+        method === 'POST' && path === '/api/v1/app'
+          ? { kind: 'reply', status: 403, body: '{"code":"forbidden","detail":"Not allowed"}', headers: { 'content-type': 'application/json' } }
+          : undefined,
+    });
+    const result = await run(['--api-key', KEY, '--server-url', url]);
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/^Set-up stopped: /);
+    expect(result.err).toMatch(/403/);
+  });
+
+  it('ends with exit code 2 and the usage when the key is missing or a flag is unknown', async () => {
+    await start();
+    const missing = await run([]);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/API Access Key is missing/);
+    const unknown = await run(['--api-key', KEY, '--colour', 'red']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toMatch(/Usage: npm run setup/);
+  });
+
+  it('refuses a plain-http server URL that is not on this machine', async () => {
+    await start();
+    const result = await run(['--api-key', KEY, '--server-url', 'http://api.example.com']);
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(/https/);
+  });
+});
