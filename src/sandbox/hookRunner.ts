@@ -39,8 +39,12 @@ export interface ZapRun {
 export interface HookRunnerOptions {
   app: App;
   authData: Record<string, string>;
-  /** Answer this delivery with a 503 instead of running it (to exercise the provider's retries). */
-  failDelivery?: (messageId: string | undefined) => boolean;
+  /**
+   * A transient failure for this delivery, to exercise the provider's retries:
+   * `unavailable` answers 503 without running the Zap; `answer-lost` runs it,
+   * then answers 500 as if the answer never reached the provider.
+   */
+  fault?: (messageId: string | undefined) => 'unavailable' | 'answer-lost' | undefined;
   onRun?: (run: ZapRun) => void;
   maxBodyBytes?: number;
 }
@@ -112,6 +116,11 @@ export class HookRunner {
 
   constructor(private readonly options: HookRunnerOptions) {
     this.handler = createAppHandler(options.app);
+  }
+
+  /** The Consumer App the runner's connection points at. */
+  get appId(): string {
+    return this.options.authData.appId ?? '';
   }
 
   /** One invocation, as the platform makes it. */
@@ -190,7 +199,8 @@ export class HookRunner {
     }
     const headers = zapierHeaders(request.headers);
     const messageId = headers['Http-Svix-Id'] ?? headers['Http-Webhook-Id'];
-    if (this.options.failDelivery?.(messageId)) {
+    const fault = this.options.fault?.(messageId);
+    if (fault === 'unavailable') {
       response.writeHead(503, { 'content-type': 'application/json' }).end('{"status":"unavailable"}');
       return;
     }
@@ -200,7 +210,8 @@ export class HookRunner {
       this.runs.push(run);
       this.options.onRun?.(run);
       // Zapier accepts every well-formed delivery; what perform made of it shows in the Zap's history.
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"success"}');
+      if (fault === 'answer-lost') response.writeHead(500, { 'content-type': 'application/json' }).end('{"status":"error"}');
+      else response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"success"}');
     } finally {
       this.inFlight -= 1;
       if (this.inFlight === 0) for (const resolve of this.waiters.splice(0)) resolve();
