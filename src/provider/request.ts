@@ -12,8 +12,11 @@ import {
   type FailureContext,
 } from './failures';
 
-/** Every provider call gives up after this long; Zapier's own limit per step is 30 s. */
-export const REQUEST_TIMEOUT_MS = 15_000;
+/**
+ * Every provider call gives up after `timeoutMs`; Zapier's own limit per step
+ * is 30 s. An object so the fault tests can shorten it.
+ */
+export const requestSettings = { timeoutMs: 15_000 };
 
 export const raise = (z: ZObject, failure: Failure): never => {
   switch (failure.kind) {
@@ -62,7 +65,7 @@ export const callProvider = async (z: ZObject, connection: Connection, call: Pro
     skipThrowForStatus: true,
     // Our own 429 handling says more than the platform's default message.
     throwForThrottlingEarly: false,
-    timeout: REQUEST_TIMEOUT_MS,
+    timeout: requestSettings.timeoutMs,
     ...(call.params ? { params: call.params } : {}),
     ...(call.body ? { body: JSON.stringify(call.body) } : {}),
   };

@@ -1,0 +1,245 @@
+import { createServer } from 'node:http';
+import { createAppTester } from 'zapier-platform-core';
+import app from '../../src';
+import { testConnection } from '../../src/authentication';
+import { requestSettings } from '../../src/provider/request';
+import { ProviderEmulator, type Fault } from '../../src/sandbox/emulator';
+import { ProviderClient, ProviderFailure } from '../../src/setup/client';
+import { runSetup } from '../../src/setup/setup';
+import { auctionStatusChangedOperations as trigger } from '../../src/triggers/auctionStatusChanged';
+import { SubscribeData } from '../../src/triggers/delivery';
+import { errorDetails, type ErrorDetails } from '../helpers/fixtures';
+import { isRight } from 'fp-ts/Either';
+
+/**
+ * The provider fault matrix: every operation that calls the provider (the
+ * connection test, subscribe, unsubscribe, performList and the set-up) against
+ * the emulator on loopback, with every fault injected into every request the
+ * operation makes. Each must end in the right platform error, with a plain
+ * message that never carries the key.
+ */
+
+const KEY = 'testsk_faultMatrixSecretKey';
+const appTester = createAppTester(app);
+const TARGET = 'https://hooks.zapier.com/hooks/standard/1/fault-matrix/';
+
+type Outcome = { name: 'ExpiredAuthError' } | { name: 'ThrottledError'; delay?: number } | { code: string } | 'succeeds';
+
+interface FaultCase {
+  label: string;
+  fault: Fault | 'refused';
+  outcome: Outcome;
+}
+
+const reply = (status: number, body: unknown, headers: Record<string, string> = {}): Fault => ({
+  kind: 'reply',
+  status,
+  body: typeof body === 'string' ? body : JSON.stringify(body),
+  headers: typeof body === 'string' ? { 'content-type': 'text/html', ...headers } : { 'content-type': 'application/json', ...headers },
+});
+
+const HTML_ERROR = '<!doctype html><html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>';
+const HTML_LOGIN = '<!doctype html><html><head><title>Sign in</title></head><body><form></form></body></html>';
+
+const CASES: FaultCase[] = [
+  { label: '400', fault: reply(400, { code: 'bad_request', detail: 'Bad request' }), outcome: { code: 'ProviderBadRequest' } },
+  { label: '401', fault: reply(401, { code: 'authentication_failed', detail: 'Invalid token' }), outcome: { name: 'ExpiredAuthError' } },
+  { label: '403', fault: reply(403, { code: 'forbidden', detail: 'Forbidden' }), outcome: { code: 'ProviderForbidden' } },
+  { label: '404', fault: reply(404, { code: 'not_found', detail: 'Entity not found' }), outcome: { code: 'ProviderNotFound' } },
+  { label: '409', fault: reply(409, { code: 'conflict', detail: 'Conflict' }), outcome: { code: 'ProviderConflict' } },
+  {
+    label: '422',
+    fault: reply(422, { detail: [{ loc: ['body', 'url'], msg: 'invalid url', type: 'value_error' }] }),
+    outcome: { code: 'ProviderInvalidData' },
+  },
+  {
+    label: '429 with Retry-After',
+    fault: reply(429, { code: 'rate_limited', detail: 'Too many' }, { 'retry-after': '30' }),
+    outcome: { name: 'ThrottledError', delay: 30 },
+  },
+  { label: '429 without Retry-After', fault: reply(429, { code: 'rate_limited', detail: 'Too many' }), outcome: { name: 'ThrottledError' } },
+  { label: '500', fault: reply(500, { code: 'internal', detail: 'Oops' }), outcome: { code: 'ProviderUnavailable' } },
+  { label: '502 HTML page', fault: reply(502, HTML_ERROR), outcome: { code: 'ProviderUnavailable' } },
+  { label: '503 empty', fault: reply(503, ''), outcome: { code: 'ProviderUnavailable' } },
+  { label: '200 HTML page (a login page, not the API)', fault: reply(200, HTML_LOGIN), outcome: { code: 'ProviderNotJson' } },
+  { label: 'time-out', fault: { kind: 'hang' }, outcome: { code: 'ProviderUnreachable' } },
+  { label: 'connection dropped', fault: { kind: 'drop' }, outcome: { code: 'ProviderUnreachable' } },
+  { label: 'connection refused', fault: 'refused', outcome: { code: 'ProviderUnreachable' } },
+];
+
+/** Where an operation's expectation differs from the fault's default, and why. */
+const EXCEPTIONS: Record<string, Record<string, Outcome>> = {
+  // The endpoint is already gone: nothing left to remove.
+  unsubscribe: { '404': 'succeeds' },
+};
+
+let emulator: ProviderEmulator;
+let url: string;
+let faultOn: Fault | undefined;
+let appId: string;
+
+const closedPort = async (): Promise<number> => {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (typeof address !== 'object' || address === null) throw new Error('no port');
+  return address.port;
+};
+
+beforeAll(() => {
+  requestSettings.timeoutMs = 300;
+});
+
+afterAll(() => {
+  requestSettings.timeoutMs = 15_000;
+});
+
+beforeEach(async () => {
+  faultOn = undefined;
+  emulator = new ProviderEmulator({ apiKey: KEY, fault: () => faultOn });
+  url = await emulator.start();
+  appId = (await runSetup({ client: new ProviderClient({ baseUrl: url, apiKey: KEY }) })).appId;
+});
+
+afterEach(async () => {
+  await emulator.stop();
+});
+
+interface Operation {
+  name: string;
+  run: (serverUrl: string) => Promise<unknown>;
+}
+
+const authData = (serverUrl: string) => ({ apiKey: KEY, appId, serverUrl });
+
+const subscribed = async () => {
+  const returned = await appTester(trigger.performSubscribe, { authData: authData(url), targetUrl: TARGET, inputData: {} });
+  const decoded = SubscribeData.decode(returned);
+  if (!isRight(decoded)) throw new Error('subscribe returned no endpoint');
+  return decoded.right;
+};
+
+const OPERATIONS: Operation[] = [
+  { name: 'connection test', run: (serverUrl) => appTester(testConnection, { authData: authData(serverUrl) }) },
+  {
+    name: 'subscribe',
+    run: (serverUrl) => appTester(trigger.performSubscribe, { authData: authData(serverUrl), targetUrl: TARGET, inputData: {} }),
+  },
+  {
+    name: 'unsubscribe',
+    run: async (serverUrl) => {
+      const subscribeData = await subscribedBeforeFault;
+      return appTester(trigger.performUnsubscribe, { authData: authData(serverUrl), targetUrl: TARGET, subscribeData, inputData: {} });
+    },
+  },
+  { name: 'performList', run: (serverUrl) => appTester(trigger.performList, { authData: authData(serverUrl), inputData: {} }) },
+  {
+    name: 'set-up',
+    run: async (serverUrl) => {
+      try {
+        return await runSetup({ client: new ProviderClient({ baseUrl: serverUrl, apiKey: KEY, timeoutMs: 300 }) });
+      } catch (error) {
+        // The set-up's failures carry the same classification as the app's.
+        if (!(error instanceof ProviderFailure)) throw error;
+        const { failure } = error;
+        const name = failure.kind === 'auth' ? 'ExpiredAuthError' : failure.kind === 'throttled' ? 'ThrottledError' : 'AppError';
+        const details: ErrorDetails = {
+          message: failure.message,
+          name,
+          ...(failure.kind === 'error' ? { code: failure.code } : {}),
+          ...(failure.kind === 'throttled' && failure.delaySeconds !== undefined ? { delay: failure.delaySeconds } : {}),
+        };
+        throw Object.assign(new Error(JSON.stringify(details)), { name });
+      }
+    },
+  },
+];
+
+let subscribedBeforeFault: Promise<SubscribeData>;
+
+describe.each(OPERATIONS)('$name', (operation) => {
+  beforeEach(() => {
+    // Unsubscribe needs an endpoint made before the fault starts.
+    subscribedBeforeFault = operation.name === 'unsubscribe' ? subscribed() : Promise.resolve({ id: '', secret: '' });
+  });
+
+  it.each(CASES)('$label', async ({ label, fault, outcome: byDefault }) => {
+    await subscribedBeforeFault;
+    const outcome = EXCEPTIONS[operation.name]?.[label] ?? byDefault;
+    const serverUrl = fault === 'refused' ? `http://127.0.0.1:${await closedPort()}` : url;
+    if (fault !== 'refused') faultOn = fault;
+    let caught: unknown;
+    try {
+      await operation.run(serverUrl);
+    } catch (error) {
+      caught = error;
+    }
+    if (outcome === 'succeeds') {
+      expect(caught).toBeUndefined();
+      return;
+    }
+    if (caught === undefined) throw new Error(`${operation.name} succeeded despite ${label}`);
+    const details = errorDetails(caught);
+    if ('code' in outcome) expect(details.code).toBe(outcome.code);
+    else {
+      expect(details.name).toBe(outcome.name);
+      if (outcome.name === 'ThrottledError') expect(details.delay).toBe(outcome.delay);
+    }
+    // Plain words for a person: no key, no stack, no markup, no JavaScript error names.
+    expect(details.message).not.toContain(KEY);
+    expect(details.message).not.toMatch(/<html|<!doctype|\n\s+at |TypeError|undefined|\[object/i);
+    expect(details.message.length).toBeGreaterThan(40);
+  });
+});
+
+describe('lost answers and revoked keys', () => {
+  it('a subscribe whose answer was lost, then retried by Zapier, leaves exactly one endpoint', async () => {
+    let lost = 0;
+    faultOn = undefined;
+    await emulator.stop();
+    emulator = new ProviderEmulator({
+      apiKey: KEY,
+      fault: ({ method, path }) => {
+        if (method === 'POST' && path.endsWith('/endpoint') && lost === 0) {
+          lost += 1;
+          return { kind: 'lose-answer' };
+        }
+        return undefined;
+      },
+    });
+    url = await emulator.start();
+    appId = (await runSetup({ client: new ProviderClient({ baseUrl: url, apiKey: KEY }) })).appId;
+    const first = errorDetails(
+      await appTester(trigger.performSubscribe, { authData: authData(url), targetUrl: TARGET, inputData: {} }).then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+    );
+    expect(first.code).toBe('ProviderUnreachable');
+    expect(emulator.stats().endpoints).toBe(1);
+    const retried = await subscribed();
+    expect(emulator.stats().endpoints).toBe(1);
+    const again = await subscribed();
+    expect(again.id).toBe(retried.id);
+    expect(emulator.stats().endpoints).toBe(1);
+  });
+
+  it('an API key revoked after the Zap was turned on makes unsubscribe say to reconnect', async () => {
+    const subscribeData = await subscribed();
+    const revoked = await appTester(trigger.performUnsubscribe, {
+      authData: { ...authData(url), apiKey: 'testsk_revokedSinceSubscribe' },
+      targetUrl: TARGET,
+      subscribeData,
+      inputData: {},
+    }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const details = errorDetails(revoked);
+    expect(details.name).toBe('ExpiredAuthError');
+    expect(details.message).toMatch(/Reconnect with a valid API Access Key/);
+    expect(details.message).not.toContain('testsk_revokedSinceSubscribe');
+    expect(emulator.stats().endpoints).toBe(1);
+  });
+});
