@@ -9,7 +9,7 @@ import {
   type MessageOut,
 } from './codecs';
 import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from './eventType';
-import { isEndpointId, UID_PATTERN } from './ids';
+import { isEndpointId, isPathSafeUid } from './ids';
 import { callProvider, decodeAnswer } from './request';
 
 /**
@@ -20,7 +20,7 @@ import { callProvider, decodeAnswer } from './request';
 const appPath = (connection: Connection): string => `/api/v1/app/${encodeURIComponent(connection.appId)}`;
 
 const checkEndpointId = (z: ZObject, endpointId: string): string => {
-  if (!isEndpointId(endpointId) && !UID_PATTERN.test(endpointId)) {
+  if (!isEndpointId(endpointId) && !isPathSafeUid(endpointId)) {
     throw new z.errors.Error(
       "This Zap's link to its provider endpoint is damaged. Turn the Zap off and on again to create a new one.",
       'InvalidEndpointId',

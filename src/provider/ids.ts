@@ -10,6 +10,12 @@ export const MESSAGE_ID_PATTERN = /^msg_[A-Za-z0-9]{27}$/;
 /** An endpoint `uid` (EndpointIn.uid): 1 to 256 of these characters. */
 export const UID_PATTERN = /^[a-zA-Z0-9\-_.]{1,256}$/;
 
+/**
+ * An id or uid that is safe as one path segment: the pattern allows dots, so
+ * `.` and `..` (which a URL resolves as "this" and "up") are refused too.
+ */
+export const isPathSafeUid = (value: string): boolean => UID_PATTERN.test(value) && !/^\.{1,2}$/.test(value);
+
 export const isAppId = (value: string): boolean => APP_ID_PATTERN.test(value);
 export const isEndpointId = (value: string): boolean => ENDPOINT_ID_PATTERN.test(value);
 export const isMessageId = (value: string): boolean => MESSAGE_ID_PATTERN.test(value);

@@ -63,6 +63,8 @@ describe('npm start', () => {
     expect(out).toMatch(/occurredAt\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00/);
     expect(out).toMatch(/refused .*signature/);
     expect(out).toMatch(/dropped .*already ran/);
+    // Neither the sandbox key nor an endpoint secret is ever printed.
+    expect(out).not.toMatch(/whsec_|sk_sandbox_/);
   }, 60_000);
 
   it('refuses a bad --events with exit code 2', async () => {
