@@ -1,4 +1,4 @@
-import type { AuctionStatusChange } from '../models';
+import type { AuctionStatusChange } from '../models/AuctionStatusChange';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
 import type { OutputField } from './zapFields';
 
@@ -33,13 +33,17 @@ export const statusLabel = (status: string): string =>
     .filter((word) => word !== '')
     .map((word) => {
       const first = String.fromCodePoint(word.codePointAt(0) ?? 0);
-      return first.toLocaleUpperCase('en') + word.slice(first.length).toLocaleLowerCase('en');
+      // Unicode's default case mapping: the same everywhere, and much cheaper than a locale's.
+      return first.toUpperCase() + word.slice(first.length).toLowerCase();
     })
     .join(' ');
 
 /** ISO 8601 with an explicit offset, to the second: 2026-11-22T17:41:58+00:00. */
-export const isoWithOffset = (epochMilliseconds: number): string =>
-  new Date(Math.floor(epochMilliseconds / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00');
+export const isoWithOffset = (epochMilliseconds: number): string => {
+  const iso = new Date(Math.floor(epochMilliseconds / 1000) * 1000).toISOString();
+  // `YYYY-MM-DDTHH:mm:ss.sssZ` in every year from 0 to 9999; other years have a longer form.
+  return iso.length === 24 ? `${iso.slice(0, 19)}+00:00` : iso.replace(/\.\d{3}Z$/, '+00:00');
+};
 
 export interface EventEnvelope {
   messageId: string;

@@ -31,6 +31,8 @@ export interface ZapRun {
   zap: string;
   messageId: string | undefined;
   outcome: RunOutcome;
+  /** When perform finished (ms since the epoch). */
+  at: number;
   items: AuctionStatusChangedItem[];
   /** The error's plain-English message, for refused and failed runs. */
   message?: string;
@@ -246,10 +248,10 @@ export class HookRunner {
       const items = Array.isArray(returned) ? returned.filter(isItem) : [];
       if (messageId !== undefined) seen.add(messageId);
       const outcome: RunOutcome = items.length > 0 ? 'ran' : before ? 'duplicate' : 'filtered';
-      return { zap: zap.name, messageId, outcome, items };
+      return { zap: zap.name, messageId, outcome, items, at: Date.now() };
     } catch (error) {
       const { code, message } = errorMessage(error);
-      return { zap: zap.name, messageId, outcome: code === 'DeliveryRefused' ? 'refused' : 'failed', items: [], message };
+      return { zap: zap.name, messageId, outcome: code === 'DeliveryRefused' ? 'refused' : 'failed', items: [], message, at: Date.now() };
     }
   }
 }

@@ -119,12 +119,12 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
   const payload = decodePayload(parsed.body);
   if (!payload.ok) throw new z.errors.Error(payload.message, 'InvalidPayload', 400);
 
-  // 3. Run each message once per Zap, however often it is delivered.
-  if (!(await firstDelivery(z, subscription.id, messageId))) return [];
-
-  // 4. Map, then filter.
+  // 3. Map, then filter: a delivery this Zap does not want costs no cache round trip.
   const item = toTriggerItem(payload.payload, { messageId, sentAtMs: envelope.seconds * 1000 });
-  return passesFilters(item, readFilters(bundle.inputData)) ? [item] : [];
+  if (!passesFilters(item, readFilters(bundle.inputData))) return [];
+
+  // 4. Run each message once per Zap, however often it is delivered.
+  return (await firstDelivery(z, subscription.id, messageId)) ? [item] : [];
 };
 
 const performList = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {

@@ -8,16 +8,14 @@ import type { ZObject } from 'zapier-platform-core';
  */
 const SCOPE = ['auth'];
 
-export const cacheGet = async (z: ZObject, key: string): Promise<unknown> => {
-  const value: unknown = await Reflect.apply(z.cache.get, z.cache, [key, SCOPE]);
-  return value ?? undefined;
-};
+export const cacheGet = (z: ZObject, key: string): Promise<unknown> =>
+  Promise.resolve<unknown>(Reflect.apply(z.cache.get, z.cache, [key, SCOPE])).then((value) => value ?? undefined);
 
 /** Returns false when `onlyIfAbsent` is set and the key already existed (atomic on the platform). */
-export const cacheSet = async (
+export const cacheSet = (
   z: ZObject,
   key: string,
   value: string | boolean,
   ttlSeconds: number,
   onlyIfAbsent = false,
-): Promise<boolean> => (await z.cache.set(key, value, ttlSeconds, SCOPE, onlyIfAbsent)) !== false;
+): Promise<boolean> => z.cache.set(key, value, ttlSeconds, SCOPE, onlyIfAbsent).then((stored) => stored !== false);

@@ -16,8 +16,8 @@ export const seenKey = (endpointId: string, messageId: string): string => `seen:
  * the local tester's cache (which ignores `nx`); on the platform `nx` makes the
  * set atomic, so two concurrent deliveries of one message cannot both win.
  */
-export const firstDelivery = async (z: ZObject, endpointId: string, messageId: string): Promise<boolean> => {
+export const firstDelivery = (z: ZObject, endpointId: string, messageId: string): Promise<boolean> => {
   const key = seenKey(endpointId, messageId);
-  if ((await cacheGet(z, key)) !== undefined) return false;
-  return cacheSet(z, key, true, SEEN_TTL_SECONDS, true);
+  // Promise chains rather than async layers: each delivery pays for every promise the platform tracks.
+  return cacheGet(z, key).then((seen) => (seen === undefined ? cacheSet(z, key, true, SEEN_TTL_SECONDS, true) : false));
 };

@@ -1,7 +1,9 @@
 import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
 import type { ZObject } from 'zapier-platform-core';
-import { AuctionStatusChange, describeDecodeErrors } from '../models';
+// The event's own modules, not the models index: a delivery loads only what it uses.
+import { AuctionStatusChange } from '../models/AuctionStatusChange';
+import { describeDecodeErrors } from '../models/decode';
 import type { Refusal } from '../provider/signature';
 
 /**

@@ -35,6 +35,18 @@ describe('exactly-once Zap runs under at-least-once delivery', () => {
     await expect(appTester(perform, { authData, subscribeData, rawRequest: signedRequest(body) })).resolves.toHaveLength(1);
   });
 
+  it('does not mark a delivery the Zap filtered out (it costs no cache round trip)', async () => {
+    const appTester = createAppTester(app);
+    const subscribeData = { id: ENDPOINT_ID, secret: SECRET };
+    const filtered = { statuses: ['LOTS_SOLD'] };
+    await expect(appTester(perform, { authData, subscribeData, rawRequest: signedRequest(body), inputData: filtered }, true)).resolves.toEqual([]);
+    // The tester keeps its z.cache on itself; its type does not say so.
+    const cache: unknown = Reflect.get(appTester, 'zcacheTestObj');
+    expect(cache).toEqual({});
+    // Had it been marked, a later run with the filter changed would have been dropped.
+    await expect(appTester(perform, { authData, subscribeData, rawRequest: signedRequest(body), inputData: {} })).resolves.toHaveLength(1);
+  });
+
   it('remembers runs for longer than the provider retries (about 28 hours)', () => {
     const retrySchedule = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600];
     expect(SEEN_TTL_SECONDS).toBeGreaterThan(retrySchedule.reduce((sum, seconds) => sum + seconds, 0));
