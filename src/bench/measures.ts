@@ -232,7 +232,7 @@ const buildSize = (dir: string): number => {
 
 /** Writes package.json without scripts: the build must not try to compile (dist/ is already built). */
 const writeManifest = (dir: string, manifest: Record<string, unknown>): void => {
-  const { scripts: _scripts, devDependencies: _dev, ...rest } = manifest;
+  const { scripts, devDependencies, ...rest } = manifest;
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify(rest, null, 2)}\n`);
 };
 

@@ -227,10 +227,11 @@ export class HookRunner {
     messageId: string | undefined,
     method: string,
   ): Promise<ZapRun> {
-    let cleaned: unknown = {};
+    let cleaned: unknown;
     try {
       cleaned = JSON.parse(content);
     } catch {
+      // Zapier hands perform an empty cleanedRequest when the body is not JSON.
       cleaned = {};
     }
     const bundle: Partial<Bundle> = {

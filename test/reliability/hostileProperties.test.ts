@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { ApiModel, AuctionStatusChange, describeDecodeErrors } from '../../src/models';
 import { MARKER, MARKER_NUMBER } from '../fixtures/hostileDeliveries';
 import { deliver, expectPlainError, headersFor, messageId, pollutionFree, secretReread } from '../helpers/deliveries';
-import { errorDetails } from '../helpers/fixtures';
 
 /**
  * Generated input (fast-check) through the codecs and perform. Each test file
