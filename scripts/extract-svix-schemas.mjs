@@ -23,7 +23,7 @@ const DROPPED = new Set(['description', 'example', 'examples', 'title']);
 
 const [source] = process.argv.slice(2);
 if (!source) {
-  console.error('Give the path of the provider\'s OpenAPI file: npm run schemas:extract -- path/to/svix-openapi.json');
+  console.error("Give the path of the provider's OpenAPI file: npm run schemas:extract -- path/to/svix-openapi.json");
   process.exit(2);
 }
 const spec = JSON.parse(readFileSync(source, 'utf8'));
@@ -35,7 +35,8 @@ const strip = (node) => {
   const out = {};
   for (const [key, value] of Object.entries(node)) {
     // "properties" maps field names to schemas: a field may be called "description".
-    if (key === 'properties') out[key] = Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, strip(schema)]));
+    if (key === 'properties')
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, strip(schema)]));
     else if (!DROPPED.has(key)) out[key] = strip(value);
   }
   return out;
@@ -54,7 +55,13 @@ const fixture = {
   $comment: 'Response schemas from the Svix API contract (structure only). Regenerate with npm run schemas:extract.',
   source: { title: spec.info.title, version: spec.info.version },
   // Kept under the same path as in the contract, so its $refs resolve unchanged.
-  components: { schemas: Object.fromEntries(Object.keys(kept).sort().map((name) => [name, kept[name]])) },
+  components: {
+    schemas: Object.fromEntries(
+      Object.keys(kept)
+        .sort()
+        .map((name) => [name, kept[name]]),
+    ),
+  },
 };
 writeFileSync(new URL('../test/fixtures/svix-schemas.json', import.meta.url), `${JSON.stringify(fixture, null, 2)}\n`);
 console.log(`wrote ${Object.keys(kept).length} schemas from ${spec.info.title} ${spec.info.version}`);

@@ -22,7 +22,10 @@ describe('the app definition', () => {
     expect(trigger.display.label).toBe('Auction Status Changed');
     expect(trigger.display.description).toBe('Triggers when an auction is created or its status changes.');
     expect(trigger.operation.type).toBe('hook');
-    expect(trigger.operation.inputFields?.map((field) => 'key' in field && field.key)).toEqual(['statuses', 'auctioneerUuid']);
+    expect(trigger.operation.inputFields?.map((field) => 'key' in field && field.key)).toEqual([
+      'statuses',
+      'auctioneerUuid',
+    ]);
   });
 
   it('index.js (what Zapier loads) exports the same app, compiled to CommonJS', () => {
@@ -35,7 +38,7 @@ describe('the app definition', () => {
   it('loads none of the sandbox, the set-up or test-only libraries on Zapier', () => {
     const script =
       "require('./index.js');" +
-      "const loaded = Object.keys(require.cache).filter((file) => /dist[\\/](sandbox|setup)[\\/]|node_modules[\\/](svix|standardwebhooks|nock|ajv)[\\/]/.test(file));" +
+      'const loaded = Object.keys(require.cache).filter((file) => /dist[\\/](sandbox|setup)[\\/]|node_modules[\\/](svix|standardwebhooks|nock|ajv)[\\/]/.test(file));' +
       'process.stdout.write(JSON.stringify(loaded));';
     const output = execFileSync(process.execPath, ['-e', script], { cwd: resolve(__dirname, '..'), encoding: 'utf8' });
     expect(JSON.parse(output)).toEqual([]);

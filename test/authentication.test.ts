@@ -7,7 +7,14 @@ import { API_KEY, APP_ID, EU_API_KEY, PROVIDER, authData, failure } from './help
 const appTester = createAppTester(app);
 const test = testConnection;
 
-const application = { id: APP_ID, name: 'Acme Auctions', uid: null, createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z', metadata: {} };
+const application = {
+  id: APP_ID,
+  name: 'Acme Auctions',
+  uid: null,
+  createdAt: '2026-01-01T00:00:00Z',
+  updatedAt: '2026-01-01T00:00:00Z',
+  metadata: {},
+};
 
 describe('authentication', () => {
   it('has exactly the three documented fields', () => {
@@ -16,7 +23,11 @@ describe('authentication', () => {
       ['appId', 'string', true],
       ['serverUrl', 'string', false],
     ]);
-    expect(authentication.fields.map((field) => field.label)).toEqual(['API Access Key', 'Consumer App ID', 'Server URL']);
+    expect(authentication.fields.map((field) => field.label)).toEqual([
+      'API Access Key',
+      'Consumer App ID',
+      'Server URL',
+    ]);
   });
 
   it('reads the Consumer App with the bearer key and JSON headers, and returns its id and name', async () => {
@@ -46,7 +57,9 @@ describe('authentication', () => {
 
   it('lets an explicit server URL win over the region', async () => {
     const scope = nock('https://webhooks.example.test').get(`/api/v1/app/${APP_ID}`).reply(200, application);
-    await appTester(test, { authData: { apiKey: EU_API_KEY, appId: APP_ID, serverUrl: 'https://webhooks.example.test/' } });
+    await appTester(test, {
+      authData: { apiKey: EU_API_KEY, appId: APP_ID, serverUrl: 'https://webhooks.example.test/' },
+    });
     scope.done();
   });
 
@@ -69,7 +82,9 @@ describe('authentication', () => {
   );
 
   it('says to reconnect with a valid key when the key is rejected, never echoing it', async () => {
-    nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(401, { code: 'authentication_failed', detail: `bad key ${API_KEY}` });
+    nock(PROVIDER)
+      .get(`/api/v1/app/${APP_ID}`)
+      .reply(401, { code: 'authentication_failed', detail: `bad key ${API_KEY}` });
     const refused = await failure(appTester(test, { authData }));
     expect(refused.message).toMatch(/reconnect with a valid API Access Key/i);
     expect(refused.message).not.toContain(API_KEY);

@@ -1,7 +1,16 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { coldStart, deliveryPath, packageSize, ROOT, sandboxThroughput, verification, type Comparison, type Throughput } from './measures';
+import {
+  coldStart,
+  deliveryPath,
+  packageSize,
+  ROOT,
+  sandboxThroughput,
+  verification,
+  type Comparison,
+  type Throughput,
+} from './measures';
 
 /**
  * `npm run bench`: each figure is a median of repeated runs, and each
@@ -14,11 +23,7 @@ const table = (comparisons: Comparison[], throughput: Throughput | undefined): s
     (entry) =>
       `| ${entry.name} | ${entry.ours} | ${entry.baseline} | ${entry.unit} | **${entry.ratio}×** | ${entry.budget} | ${entry.met ? 'met' : 'MISSED'} |`,
   );
-  const lines = [
-    '| Measure | Ours | Baseline | Unit | Ratio | Budget | |',
-    '|---|---|---|---|---|---|---|',
-    ...rows,
-  ];
+  const lines = ['| Measure | Ours | Baseline | Unit | Ratio | Budget | |', '|---|---|---|---|---|---|---|', ...rows];
   if (throughput) {
     lines.push(
       '',

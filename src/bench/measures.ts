@@ -30,14 +30,18 @@ export interface Comparison {
 }
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-const messageId = (): string => `msg_${[...randomBytes(27)].map((byte) => ALPHANUMERIC[byte % ALPHANUMERIC.length]).join('')}`;
+const messageId = (): string =>
+  `msg_${[...randomBytes(27)].map((byte) => ALPHANUMERIC[byte % ALPHANUMERIC.length]).join('')}`;
 
 // ---- 1. Cold start ----------------------------------------------------------
 
 /** Wall time of a fresh Node process that loads one module and exits. */
 const loadMs = (modulePath: string): number => {
   const start = process.hrtime.bigint();
-  const result = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(modulePath)})`], { cwd: ROOT, stdio: 'ignore' });
+  const result = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(modulePath)})`], {
+    cwd: ROOT,
+    stdio: 'ignore',
+  });
   if (result.status !== 0) throw new Error(`loading ${modulePath} failed`);
   return elapsedMs(start);
 };
@@ -47,7 +51,11 @@ export const coldStart = async (rounds: number): Promise<Comparison> => {
   const core = require.resolve('zapier-platform-core', { paths: [ROOT] });
   loadMs(ours);
   loadMs(core);
-  const samples = await sideBySide(rounds, () => loadMs(ours), () => loadMs(core));
+  const samples = await sideBySide(
+    rounds,
+    () => loadMs(ours),
+    () => loadMs(core),
+  );
   const ratio = pairedRatio(samples);
   return {
     name: 'Cold start: load index.js vs bare zapier-platform-core (fresh process)',
@@ -87,7 +95,11 @@ const delivery = (): Partial<Bundle> => {
       method: 'POST',
       querystring: '',
       content: body,
-      headers: { 'Http-Svix-Id': id, 'Http-Svix-Timestamp': timestamp, 'Http-Svix-Signature': `v1,${sign(key, id, timestamp, body)}` },
+      headers: {
+        'Http-Svix-Id': id,
+        'Http-Svix-Timestamp': timestamp,
+        'Http-Svix-Signature': `v1,${sign(key, id, timestamp, body)}`,
+      },
     },
     cleanedRequest: JSON.parse(body),
     inputData: {},
@@ -219,8 +231,13 @@ export const verification = async (rounds: number, perRound: number): Promise<Co
 // ---- 4. Package size --------------------------------------------------------
 
 const run = (command: string, args: string[], cwd: string): void => {
-  const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' } });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${result.stderr}${result.stdout}`);
+  const result = spawnSync(command, args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
+  if (result.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${result.stderr}${result.stdout}`);
 };
 
 /** `zapier-platform build` under Node 22, in a directory with production dependencies only. */

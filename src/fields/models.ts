@@ -59,7 +59,11 @@ export const currencyOutputFields = outputFieldsOf(currencyFieldSpecs);
 /** Typed example models, and the Zap fields they give: what a Zap step would show. */
 export const sampleModels = {
   auctioneer: { '@class': ClassNames.AuctioneerApiModel, id: '1042', name: 'Harbour Street Auctions' },
-  urlAttachment: { '@class': ClassNames.UrlAttachmentApiModel, url: 'https://images.example.com/lot-12.jpg', label: 'Lot 12' },
+  urlAttachment: {
+    '@class': ClassNames.UrlAttachmentApiModel,
+    url: 'https://images.example.com/lot-12.jpg',
+    label: 'Lot 12',
+  },
   address: {
     '@class': ClassNames.AddressModel,
     id: '77',

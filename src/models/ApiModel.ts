@@ -29,12 +29,14 @@ export const ApiModel = new t.Type<ApiModel, unknown, unknown>(
   'ApiModel',
   (input): input is ApiModel => {
     const name = classOf(input);
-    const codec = typeof name === 'string' && Object.prototype.hasOwnProperty.call(byClass, name) ? byClass[name] : undefined;
+    const codec =
+      typeof name === 'string' && Object.prototype.hasOwnProperty.call(byClass, name) ? byClass[name] : undefined;
     return codec !== undefined && 'is' in codec && typeof codec.is === 'function' && Boolean(codec.is(input));
   },
   (input, context) => {
     const name = classOf(input);
-    const codec = typeof name === 'string' && Object.prototype.hasOwnProperty.call(byClass, name) ? byClass[name] : undefined;
+    const codec =
+      typeof name === 'string' && Object.prototype.hasOwnProperty.call(byClass, name) ? byClass[name] : undefined;
     if (!codec) {
       return t.failure(
         name,

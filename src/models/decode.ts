@@ -35,7 +35,9 @@ const expected = (name: string): string => {
 const isNamed = (name: string): boolean => /^[A-Za-z_@][A-Za-z0-9_]*$/.test(name) && !(name in FRIENDLY);
 
 const unwrap = (type: t.Decoder<unknown, unknown>): t.Decoder<unknown, unknown> =>
-  type instanceof t.ExactType || type instanceof t.RefinementType || type instanceof t.ReadonlyType ? unwrap(type.type) : type;
+  type instanceof t.ExactType || type instanceof t.RefinementType || type instanceof t.ReadonlyType
+    ? unwrap(type.type)
+    : type;
 
 /** Only these hold fields or items; keys under anything else (intersection members, wrappers) are not a path. */
 const holdsFields = (type: t.Decoder<unknown, unknown>): boolean => {

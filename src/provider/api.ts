@@ -99,7 +99,11 @@ export const getEndpoint = async (z: ZObject, connection: Connection, idOrUid: s
  * `uid` is derived from the target URL, so a retried subscribe meets a 409 and
  * reuses the endpoint the first attempt made instead of adding a second one.
  */
-export const createEndpoint = async (z: ZObject, connection: Connection, endpoint: NewEndpoint): Promise<EndpointOut> => {
+export const createEndpoint = async (
+  z: ZObject,
+  connection: Connection,
+  endpoint: NewEndpoint,
+): Promise<EndpointOut> => {
   const action = 'creating the endpoint that sends auction events to this Zap';
   const answer = await callProvider(z, connection, {
     method: 'POST',
@@ -114,8 +118,8 @@ export const createEndpoint = async (z: ZObject, connection: Connection, endpoin
     accept: [409],
     notFound: endpointNotFoundForApp(connection),
     invalid:
-      'The provider refused to create the endpoint (422), most likely because the AUCTION_STATUS_CHANGE event type is not registered in your Consumer App\'s account yet. ' +
-      'Run the set-up (npm run setup) or ask the auction service\'s support team to register it, then turn the Zap on again.',
+      "The provider refused to create the endpoint (422), most likely because the AUCTION_STATUS_CHANGE event type is not registered in your Consumer App's account yet. " +
+      "Run the set-up (npm run setup) or ask the auction service's support team to register it, then turn the Zap on again.",
   });
   if (answer.status === 409) return getEndpoint(z, connection, endpoint.uid);
   return decodeAnswer(z, EndpointOut, answer.body, action);
@@ -127,7 +131,8 @@ export const getEndpointSecret = async (z: ZObject, connection: Connection, endp
     method: 'GET',
     path: `${appPath(connection)}/endpoint/${checkEndpointId(z, endpointId)}/secret`,
     action,
-    notFound: "This Zap's endpoint no longer exists at the provider. Turn the Zap off and on again to create a new one.",
+    notFound:
+      "This Zap's endpoint no longer exists at the provider. Turn the Zap off and on again to create a new one.",
   });
   return decodeAnswer(z, EndpointSecretOut, answer.body, action).key;
 };

@@ -43,10 +43,7 @@ export const MessageOut = t.type(
 export type MessageOut = t.TypeOf<typeof MessageOut>;
 
 export const ListResponseMessageOut = t.intersection(
-  [
-    t.type({ data: t.array(MessageOut), done: t.boolean }),
-    t.partial({ iterator: nullable(t.string) }),
-  ],
+  [t.type({ data: t.array(MessageOut), done: t.boolean }), t.partial({ iterator: nullable(t.string) })],
   'ListResponse_MessageOut_',
 );
 export type ListResponseMessageOut = t.TypeOf<typeof ListResponseMessageOut>;

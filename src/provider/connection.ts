@@ -32,7 +32,11 @@ export const readConnection = (authData: unknown): ConnectionResult => {
   const apiKey = (fields.apiKey ?? '').trim();
   const appId = (fields.appId ?? '').trim();
   if (apiKey === '') {
-    return { ok: false, message: 'The API Access Key is missing. Reconnect and paste the key created under API Access in your provider account.' };
+    return {
+      ok: false,
+      message:
+        'The API Access Key is missing. Reconnect and paste the key created under API Access in your provider account.',
+    };
   }
   if (!isAppId(appId)) {
     return { ok: false, message: APP_ID_HELP };

@@ -11,7 +11,8 @@ export const auctionStatusChangeEventType = {
   archived: false,
   schemas: {
     [SCHEMA_VERSION]: {
-      description: 'Sent when an auction is created (with its initial status) and whenever its status changes (with the new status).',
+      description:
+        'Sent when an auction is created (with its initial status) and whenever its status changes (with the new status).',
       title: 'Auction Status Change',
       type: 'object',
       properties: {

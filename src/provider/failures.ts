@@ -102,12 +102,14 @@ export const describeStatus = (
     case 404:
       return error(
         'ProviderNotFound',
-        context.notFound ?? `The provider found nothing while ${action} (404). Check the Consumer App ID and that the API Access Key is from the same account and region.`,
+        context.notFound ??
+          `The provider found nothing while ${action} (404). Check the Consumer App ID and that the API Access Key is from the same account and region.`,
       );
     case 409:
       return error(
         'ProviderConflict',
-        context.conflict ?? `The provider reported a conflict while ${action} (${withCode(status, body)}): it already exists. Try again; if it keeps happening, turn the Zap off and on again.`,
+        context.conflict ??
+          `The provider reported a conflict while ${action} (${withCode(status, body)}): it already exists. Try again; if it keeps happening, turn the Zap off and on again.`,
       );
     case 413:
       return error('ProviderTooLarge', `The request made while ${action} was too large for the provider (413).`);

@@ -30,7 +30,7 @@ export const checkServerUrl = (raw: string): ServerUrlResult => {
     return {
       ok: false,
       problem:
-        'The Server URL is not a web address. Leave it empty to use the provider\'s default, or enter one such as https://api.eu.svix.com.',
+        "The Server URL is not a web address. Leave it empty to use the provider's default, or enter one such as https://api.eu.svix.com.",
     };
   }
   if (parsed.username || parsed.password || parsed.search || parsed.hash) {

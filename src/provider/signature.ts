@@ -17,13 +17,7 @@ export interface SignedDelivery {
   body: string;
 }
 
-export type Refusal =
-  | 'missing-headers'
-  | 'bad-timestamp'
-  | 'too-old'
-  | 'too-new'
-  | 'no-valid-signature'
-  | 'bad-secret';
+export type Refusal = 'missing-headers' | 'bad-timestamp' | 'too-old' | 'too-new' | 'no-valid-signature' | 'bad-secret';
 
 export type Verification = { ok: true; seconds: number } | { ok: false; refusal: Refusal };
 
@@ -70,7 +64,8 @@ const envelopeRefusal = (delivery: SignedDelivery, nowSeconds: number): Refusal 
 export const checkEnvelope = (
   delivery: SignedDelivery,
   nowSeconds: number,
-): { ok: true; id: string; timestamp: string; seconds: number; signature: string } | { ok: false; refusal: Refusal } => {
+):
+  { ok: true; id: string; timestamp: string; seconds: number; signature: string } | { ok: false; refusal: Refusal } => {
   const refusal = envelopeRefusal(delivery, nowSeconds);
   const { id, timestamp, signature } = delivery;
   if (refusal || !id || !timestamp || !signature) return { ok: false, refusal: refusal ?? 'missing-headers' };
@@ -110,7 +105,13 @@ const matchesAt = (header: string, start: number, expected: Buffer): boolean => 
 };
 
 /** True when one of the header's `v1,` signatures is the HMAC of the delivery under this secret. */
-export const signedWith = (secret: string, id: string, timestamp: string, signatureHeader: string, body: string): boolean => {
+export const signedWith = (
+  secret: string,
+  id: string,
+  timestamp: string,
+  signatureHeader: string,
+  body: string,
+): boolean => {
   const key = secretKey(secret);
   return key ? signedWithKey(key, id, timestamp, signatureHeader, body) : false;
 };
@@ -150,5 +151,9 @@ export const signingHeaders = (
     }
     return undefined;
   };
-  return { id: pick(HEADER_NAMES.id), timestamp: pick(HEADER_NAMES.timestamp), signature: pick(HEADER_NAMES.signature) };
+  return {
+    id: pick(HEADER_NAMES.id),
+    timestamp: pick(HEADER_NAMES.timestamp),
+    signature: pick(HEADER_NAMES.signature),
+  };
 };

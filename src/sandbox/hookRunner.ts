@@ -126,7 +126,10 @@ export class HookRunner {
   }
 
   /** One invocation, as the platform makes it. */
-  private async invoke(operation: 'perform' | 'performSubscribe' | 'performUnsubscribe', bundle: Partial<Bundle>): Promise<unknown> {
+  private async invoke(
+    operation: 'perform' | 'performSubscribe' | 'performUnsubscribe',
+    bundle: Partial<Bundle>,
+  ): Promise<unknown> {
     const { results } = await this.handler({
       command: 'execute',
       method: `triggers.${TRIGGER_KEY}.operation.${operation}`,
@@ -146,7 +149,8 @@ export class HookRunner {
     this.server = server;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const address = server.address();
-    if (typeof address !== 'object' || address === null) throw new Error('The Zapier stand-in could not listen on loopback.');
+    if (typeof address !== 'object' || address === null)
+      throw new Error('The Zapier stand-in could not listen on loopback.');
     this.base = `http://127.0.0.1:${address.port}`;
     return this.base;
   }
@@ -212,7 +216,8 @@ export class HookRunner {
       this.runs.push(run);
       this.options.onRun?.(run);
       // Zapier accepts every well-formed delivery; what perform made of it shows in the Zap's history.
-      if (fault === 'answer-lost') response.writeHead(500, { 'content-type': 'application/json' }).end('{"status":"error"}');
+      if (fault === 'answer-lost')
+        response.writeHead(500, { 'content-type': 'application/json' }).end('{"status":"error"}');
       else response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"success"}');
     } finally {
       this.inFlight -= 1;
@@ -239,7 +244,8 @@ export class HookRunner {
       subscribeData: zap.subscribeData,
       targetUrl: zap.targetUrl,
       rawRequest: { method: method === 'POST' ? 'POST' : 'GET', querystring: '', headers, content },
-      cleanedRequest: typeof cleaned === 'object' && cleaned !== null ? { ...cleaned, querystring: {} } : { querystring: {} },
+      cleanedRequest:
+        typeof cleaned === 'object' && cleaned !== null ? { ...cleaned, querystring: {} } : { querystring: {} },
     };
     const seen = this.received.get(zap.id) ?? new Set<string>();
     this.received.set(zap.id, seen);
@@ -252,7 +258,14 @@ export class HookRunner {
       return { zap: zap.name, messageId, outcome, items, at: Date.now() };
     } catch (error) {
       const { code, message } = errorMessage(error);
-      return { zap: zap.name, messageId, outcome: code === 'DeliveryRefused' ? 'refused' : 'failed', items: [], message, at: Date.now() };
+      return {
+        zap: zap.name,
+        messageId,
+        outcome: code === 'DeliveryRefused' ? 'refused' : 'failed',
+        items: [],
+        message,
+        at: Date.now(),
+      };
     }
   }
 }

@@ -50,7 +50,8 @@ export const soakLine = (result: SoakResult): string =>
   `failed_runs=${result.failedRuns} peak_rss_mb=${result.peakRssMb} seconds=${result.seconds}`;
 
 /** Every `1 / rate`-th index, spread evenly: deterministic, so a run can be repeated. */
-const picked = (index: number, rate: number, offset: number): boolean => rate > 0 && (index + offset) % Math.round(1 / rate) === 0;
+const picked = (index: number, rate: number, offset: number): boolean =>
+  rate > 0 && (index + offset) % Math.round(1 / rate) === 0;
 
 /** A share `rate` of message ids, picked by a hash of the id. */
 const chosen = (messageId: string, rate: number): boolean =>
@@ -66,12 +67,20 @@ const FORGERIES: readonly Forgery[] = ['wrong-secret', 'tampered-body', 'stale-t
 
 /** A delivery that did not come from the provider now, in one of several shapes. */
 const forge = async (zap: Zap, kind: Forgery, id: string): Promise<void> => {
-  const body = JSON.stringify({ auctioneerUuid: 'forged-auctioneer', auctionUuid: 'forged-auction', status: 'LOTS_SOLD' });
+  const body = JSON.stringify({
+    auctioneerUuid: 'forged-auctioneer',
+    auctionUuid: 'forged-auction',
+    status: 'LOTS_SOLD',
+  });
   const now = Math.floor(Date.now() / 1000);
   const realKey = secretKey(zap.subscribeData.secret);
   const otherKey = secretKey(`whsec_${randomBytes(24).toString('base64')}`);
   if (!realKey || !otherKey) throw new Error('the sandbox secret is not base64');
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'svix-id': id, 'svix-timestamp': String(now) };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'svix-id': id,
+    'svix-timestamp': String(now),
+  };
   let sent = body;
   switch (kind) {
     case 'wrong-secret':
@@ -107,7 +116,10 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   sampler.unref();
 
   const apiKey = `sk_soak_${randomBytes(12).toString('hex')}`;
-  const emulator = new ProviderEmulator({ apiKey, limits: { maxMessagesPerApp: Math.max(20_000, options.events + 100) } });
+  const emulator = new ProviderEmulator({
+    apiKey,
+    limits: { maxMessagesPerApp: Math.max(20_000, options.events + 100) },
+  });
   const baseUrl = await emulator.start();
   const client = new ProviderClient({ baseUrl, apiKey });
   // Which messages fail once at the endpoint is decided from the message id, so
@@ -121,7 +133,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     authData: { apiKey, appId: (await runSetup({ client, appName: 'Soak Auction House' })).appId, serverUrl: baseUrl },
     fault: (messageId) => {
       // Only the provider's own deliveries fail: a forgery must always reach perform.
-      if (!messageId || forgedIds.has(messageId) || faulted.has(messageId) || !chosen(messageId, failureRate)) return undefined;
+      if (!messageId || forgedIds.has(messageId) || faulted.has(messageId) || !chosen(messageId, failureRate))
+        return undefined;
       faulted.add(messageId);
       transientFailures += 1;
       return transientFailures % 2 === 1 ? 'unavailable' : 'answer-lost';
@@ -169,13 +182,16 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       }
       await emulator.idle();
       await runner.idle();
-      say(`soak: ${batchEnd}/${options.events} events, ${runner.runs.filter((run) => run.outcome === 'ran').length} Zap runs`);
+      say(
+        `soak: ${batchEnd}/${options.events} events, ${runner.runs.filter((run) => run.outcome === 'ran').length} Zap runs`,
+      );
     }
     await runner.turnOff(zap);
 
     const runsPerMessage = new Map<string, number>();
     for (const run of runner.runs) {
-      if (run.outcome === 'ran' && run.messageId) runsPerMessage.set(run.messageId, (runsPerMessage.get(run.messageId) ?? 0) + 1);
+      if (run.outcome === 'ran' && run.messageId)
+        runsPerMessage.set(run.messageId, (runsPerMessage.get(run.messageId) ?? 0) + 1);
     }
     const real = backEnd.emitted.map((event) => event.messageId);
     const stats = emulator.stats();
@@ -187,7 +203,9 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       doubled: real.reduce((total, id) => total + Math.max(0, (runsPerMessage.get(id) ?? 0) - 1), 0),
       forgedAccepted: [...forgedIds].filter((id) => runsPerMessage.has(id)).length,
       forged: forgedIds.size,
-      forgedRefused: runner.runs.filter((run) => run.messageId && forgedIds.has(run.messageId) && run.outcome === 'refused').length,
+      forgedRefused: runner.runs.filter(
+        (run) => run.messageId && forgedIds.has(run.messageId) && run.outcome === 'refused',
+      ).length,
       redelivered,
       duplicatesDropped: runner.runs.filter((run) => run.outcome === 'duplicate').length,
       transientFailures,

@@ -44,7 +44,10 @@ const describeRun = (run: ZapRun, runNumber: number): string => {
   switch (run.outcome) {
     case 'ran':
       return item
-        ? [`  ▶ Zap run ${runNumber} for ${item.id}, fields:`, ...FIELD_ORDER.map((key) => `        ${key.padEnd(14)} ${item[key]}`)].join('\n')
+        ? [
+            `  ▶ Zap run ${runNumber} for ${item.id}, fields:`,
+            ...FIELD_ORDER.map((key) => `        ${key.padEnd(14)} ${item[key]}`),
+          ].join('\n')
         : '  ▶ Zap run';
     case 'filtered':
       return `  · filtered ${run.messageId ?? '?'}  (status not chosen in this Zap)`;
@@ -76,7 +79,11 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
 
     const authData = { apiKey, appId: setup.appId, serverUrl: baseUrl };
     let runs = 0;
-    runner = new HookRunner({ app, authData, onRun: (run) => say(describeRun(run, run.outcome === 'ran' ? ++runs : runs)) });
+    runner = new HookRunner({
+      app,
+      authData,
+      onRun: (run) => say(describeRun(run, run.outcome === 'ran' ? ++runs : runs)),
+    });
     const runnerUrl = await runner.start();
     const zap = await runner.turnOn('Email bidders when an auction opens or sells', { statuses: ZAP_STATUSES });
     say(`[3/7] Zapier stand-in at ${runnerUrl}. Turned a Zap on (only statuses ${ZAP_STATUSES.join(', ')}):`);
@@ -100,7 +107,7 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
     await emulator.idle();
     await runner.idle();
 
-    say('[5/7] A forged delivery, signed with a secret that is not the endpoint\'s:');
+    say("[5/7] A forged delivery, signed with a secret that is not the endpoint's:");
     const forgedBody = JSON.stringify({ auctioneerUuid: 'forged', auctionUuid: 'forged', status: 'LOTS_SOLD' });
     const forgedId = `msg_${randomBytes(14).toString('hex').slice(0, 27)}`;
     const timestamp = String(Math.floor(Date.now() / 1000));
@@ -117,7 +124,8 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
     });
     await runner.idle();
 
-    const redelivered = [...backEnd.emitted].reverse().find((event) => ZAP_STATUSES.includes(event.status)) ?? backEnd.emitted[0];
+    const redelivered =
+      [...backEnd.emitted].reverse().find((event) => ZAP_STATUSES.includes(event.status)) ?? backEnd.emitted[0];
     if (redelivered) {
       say(`[6/7] The provider delivers ${redelivered.messageId} a second time (at-least-once delivery):`);
       emulator.resend(setup.appId, redelivered.messageId, zap.subscribeData.id);
@@ -126,12 +134,21 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
     }
 
     const off: unknown = await runner.turnOff(zap);
-    const endpoints = await client.call({ method: 'GET', path: `/api/v1/app/${setup.appId}/endpoint`, action: 'listing endpoints' });
+    const endpoints = await client.call({
+      method: 'GET',
+      path: `/api/v1/app/${setup.appId}/endpoint`,
+      action: 'listing endpoints',
+    });
     const endpointsLeft =
-      typeof endpoints.body === 'object' && endpoints.body !== null && 'data' in endpoints.body && Array.isArray(endpoints.body.data)
+      typeof endpoints.body === 'object' &&
+      endpoints.body !== null &&
+      'data' in endpoints.body &&
+      Array.isArray(endpoints.body.data)
         ? endpoints.body.data.length
         : -1;
-    say(`[7/7] Turned the Zap off: performUnsubscribe ${JSON.stringify(off)}; endpoints left in the Consumer App: ${endpointsLeft}.`);
+    say(
+      `[7/7] Turned the Zap off: performUnsubscribe ${JSON.stringify(off)}; endpoints left in the Consumer App: ${endpointsLeft}.`,
+    );
 
     const fromProvider = runner.runs.filter((run) => run.messageId !== forgedId);
     const ran = runner.runs.filter((run) => run.outcome === 'ran');

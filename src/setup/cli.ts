@@ -22,7 +22,13 @@ export interface CliIo {
 
 /** Runs the set-up command; returns the process exit code. */
 export const main = async (argv: string[], io: CliIo): Promise<number> => {
-  let values: { 'api-key'?: string; 'server-url'?: string; 'app-name'?: string; 'endpoint-url'?: string; help?: boolean };
+  let values: {
+    'api-key'?: string;
+    'server-url'?: string;
+    'app-name'?: string;
+    'endpoint-url'?: string;
+    help?: boolean;
+  };
   try {
     ({ values } = parseArgs({
       args: argv,
@@ -45,7 +51,9 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
   }
   const apiKey = (values['api-key'] ?? io.env.PROVIDER_API_KEY ?? '').trim();
   if (apiKey === '') {
-    io.err(`The API Access Key is missing: pass --api-key (create one under API Access in your provider account).\n\n${USAGE}`);
+    io.err(
+      `The API Access Key is missing: pass --api-key (create one under API Access in your provider account).\n\n${USAGE}`,
+    );
     return 2;
   }
   const server = serverUrlFor(apiKey, values['server-url']);
@@ -54,7 +62,9 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     return 2;
   }
   if (values['endpoint-url'] !== undefined && !/^https?:\/\/\S+$/.test(values['endpoint-url'])) {
-    io.err('The endpoint URL must be a web address starting with https:// (or http:// for a receiver on this computer).');
+    io.err(
+      'The endpoint URL must be a web address starting with https:// (or http:// for a receiver on this computer).',
+    );
     return 2;
   }
   io.out(`Using the provider at ${server.url}`);

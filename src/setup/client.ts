@@ -67,7 +67,8 @@ export class ProviderClient {
         signal: AbortSignal.timeout(this.options.timeoutMs ?? 15_000),
       });
     } catch (cause) {
-      const reason = cause instanceof Error && cause.name === 'TimeoutError' ? { type: 'request-timeout' } : causeOf(cause);
+      const reason =
+        cause instanceof Error && cause.name === 'TimeoutError' ? { type: 'request-timeout' } : causeOf(cause);
       throw new ProviderFailure(describeUnreachable(call.action, url.origin, reason));
     }
     const text = await response.text();
@@ -81,7 +82,8 @@ export class ProviderClient {
       }
     }
     const accepted = response.ok || (call.accept ?? []).includes(response.status);
-    if (!accepted) throw new ProviderFailure(describeStatus(response.status, body, call, response.headers.get('retry-after')));
+    if (!accepted)
+      throw new ProviderFailure(describeStatus(response.status, body, call, response.headers.get('retry-after')));
     if (!parsed) throw new ProviderFailure(describeNotJson(call.action));
     return { status: response.status, body };
   }

@@ -58,7 +58,12 @@ const ensureApp = async (client: ProviderClient, name: string) => {
 
 const ensureEventType = async (client: ProviderClient): Promise<SetupResult['eventType']> => {
   const path = `/api/v1/event-type/${EVENT_TYPE_NAME}`;
-  const read = await client.call({ method: 'GET', path, action: 'reading the AUCTION_STATUS_CHANGE event type', accept: [404] });
+  const read = await client.call({
+    method: 'GET',
+    path,
+    action: 'reading the AUCTION_STATUS_CHANGE event type',
+    accept: [404],
+  });
   if (read.status === 404) {
     await client.call({
       method: 'POST',
@@ -93,12 +98,21 @@ const ensureEndpoint = async (client: ProviderClient, appId: string, url: string
   const created = await client.call({
     method: 'POST',
     path: `/api/v1/app/${encodeURIComponent(appId)}/endpoint`,
-    body: { url, uid, description: 'Receives AUCTION_STATUS_CHANGE (added by npm run setup).', eventTypes: [EVENT_TYPE_NAME] },
+    body: {
+      url,
+      uid,
+      description: 'Receives AUCTION_STATUS_CHANGE (added by npm run setup).',
+      eventTypes: [EVENT_TYPE_NAME],
+    },
     action,
     accept: [409],
   });
   if (created.status !== 409) return { endpoint: client.decode(EndpointOut, created.body, action), created: true };
-  const existing = await client.call({ method: 'GET', path: `/api/v1/app/${encodeURIComponent(appId)}/endpoint/${uid}`, action });
+  const existing = await client.call({
+    method: 'GET',
+    path: `/api/v1/app/${encodeURIComponent(appId)}/endpoint/${uid}`,
+    action,
+  });
   return { endpoint: client.decode(EndpointOut, existing.body, action), created: false };
 };
 

@@ -45,7 +45,11 @@ const performSubscribe = async (z: ZObject, bundle: Bundle): Promise<SubscribeDa
   const connection = connectionOf(z, bundle);
   const targetUrl = bundle.targetUrl;
   if (!targetUrl) {
-    throw new z.errors.Error('Zapier did not provide an address to send auction events to. Turn the Zap on again.', 'MissingTargetUrl', 400);
+    throw new z.errors.Error(
+      'Zapier did not provide an address to send auction events to. Turn the Zap on again.',
+      'MissingTargetUrl',
+      400,
+    );
   }
   await ensureEventType(z, connection);
   const endpoint = await createEndpoint(z, connection, {
@@ -97,7 +101,11 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
   const subscription = stored.right;
   const raw = RawRequest.decode(bundle.rawRequest);
   if (!isRight(raw)) {
-    throw new z.errors.Error('The delivery reached Zapier without a body, so the Zap did not run.', 'EmptyDelivery', 400);
+    throw new z.errors.Error(
+      'The delivery reached Zapier without a body, so the Zap did not run.',
+      'EmptyDelivery',
+      400,
+    );
   }
   const headers = signingHeaders(raw.right.headers ?? {});
   const body = raw.right.content;

@@ -24,7 +24,7 @@ const REFUSALS: Record<Refusal, string> = {
   'missing-headers':
     "Refused a delivery without the provider's signature headers (svix-id, svix-timestamp, svix-signature): it did not come from your Consumer App, so the Zap did not run. Nothing needs to change unless you sent it yourself.",
   'bad-timestamp':
-    "Refused a delivery whose signature time (svix-timestamp) is not a valid time: it did not come from your Consumer App, so the Zap did not run.",
+    'Refused a delivery whose signature time (svix-timestamp) is not a valid time: it did not come from your Consumer App, so the Zap did not run.',
   'too-old':
     'Refused a delivery signed more than 5 minutes ago: it may be a replay of an old delivery, so the Zap did not run. If every delivery is refused this way, check that the clock of the system sending them is right.',
   'too-new':

@@ -23,7 +23,10 @@ export interface Filters {
  * "Open-For-Bidding" and OPEN_FOR_BIDDING are the same status to a person.
  */
 export const normaliseStatus = (status: string): string =>
-  status.trim().replace(/[\s_-]+/gu, '_').toLocaleLowerCase('en');
+  status
+    .trim()
+    .replace(/[\s_-]+/gu, '_')
+    .toLocaleLowerCase('en');
 
 export const readFilters = (inputData: unknown): Filters => {
   const decoded = FilterInput.decode(inputData);

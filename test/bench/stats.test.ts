@@ -18,7 +18,11 @@ describe('bench statistics', () => {
 
   it('alternates which side runs first', async () => {
     const order: string[] = [];
-    await sideBySide(4, () => order.push('a'), () => order.push('b'));
+    await sideBySide(
+      4,
+      () => order.push('a'),
+      () => order.push('b'),
+    );
     expect(order.join('')).toBe('abbaabba');
   });
 });

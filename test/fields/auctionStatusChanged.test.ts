@@ -9,8 +9,11 @@ import { payload } from '../helpers/fixtures';
 
 describe('trigger fields', () => {
   it('keeps the sample and the outputFields in step, every field labelled', () => {
-    expect(Object.keys(auctionStatusChangedSample).sort()).toEqual(auctionStatusChangedOutputFields.map((field) => field.key).sort());
-    for (const field of auctionStatusChangedOutputFields) expect(field.label).toMatch(/^([A-Z][A-Za-z]*|ID|UUID)( ([A-Z][A-Za-z]*|ID|UUID))*$/);
+    expect(Object.keys(auctionStatusChangedSample).sort()).toEqual(
+      auctionStatusChangedOutputFields.map((field) => field.key).sort(),
+    );
+    for (const field of auctionStatusChangedOutputFields)
+      expect(field.label).toMatch(/^([A-Z][A-Za-z]*|ID|UUID)( ([A-Z][A-Za-z]*|ID|UUID))*$/);
   });
 
   it('carries the payload names exactly, plus id, statusLabel, eventType and occurredAt', () => {

@@ -48,7 +48,10 @@ describe('Zap fields for the published models', () => {
       image?: { url: string };
     }
     const image: FieldSpec<{ url: string }>[] = [{ key: 'url', label: 'URL', type: 'string', read: (m) => m.url }];
-    const lot: FieldSpec<Lot>[] = [{ key: 'title', label: 'Title', type: 'string', read: (m) => m.title }, ...nested('image', 'Image', image, (m: Lot) => m.image)];
+    const lot: FieldSpec<Lot>[] = [
+      { key: 'title', label: 'Title', type: 'string', read: (m) => m.title },
+      ...nested('image', 'Image', image, (m: Lot) => m.image),
+    ];
     expect(mapFields(lot, { title: 'Clock', image: { url: 'u' } })).toEqual({ title: 'Clock', image__url: 'u' });
     expect(mapFields(lot, { title: 'Clock' })).toEqual({ title: 'Clock', image__url: null });
     expect(outputFieldsOf(lot)).toEqual([

@@ -13,7 +13,8 @@ const appTester = createAppTester(app);
 const perform = auctionStatusChangedOperations.perform;
 const subscribeData = { id: ENDPOINT_ID, secret: SECRET };
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-export const messageId = (): string => `msg_${[...randomBytes(27)].map((byte) => ALPHANUMERIC[byte % ALPHANUMERIC.length]).join('')}`;
+export const messageId = (): string =>
+  `msg_${[...randomBytes(27)].map((byte) => ALPHANUMERIC[byte % ALPHANUMERIC.length]).join('')}`;
 
 const signWith = (secret: string, id: string, at: Date, body: string): string =>
   new Webhook(secret.replace(/^whsec_/, '')).sign(id, at, body);
@@ -33,9 +34,16 @@ export const headersFor = (signing: Signing, prefix: string, id: string, body: s
     case 'valid':
       break;
     case 'valid-lower-case-headers':
-      return Object.fromEntries(Object.entries(headersFor('valid', prefix, id, body)).map(([name, value]) => [name.toLowerCase(), value]));
+      return Object.fromEntries(
+        Object.entries(headersFor('valid', prefix, id, body)).map(([name, value]) => [name.toLowerCase(), value]),
+      );
     case 'valid-unprefixed-headers':
-      return Object.fromEntries(Object.entries(headersFor('valid', prefix, id, body)).map(([name, value]) => [name.replace(/^Http-/, ''), value]));
+      return Object.fromEntries(
+        Object.entries(headersFor('valid', prefix, id, body)).map(([name, value]) => [
+          name.replace(/^Http-/, ''),
+          value,
+        ]),
+      );
     case 'missing-id':
       idHeader = undefined;
       break;

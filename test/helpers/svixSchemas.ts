@@ -10,7 +10,10 @@ const ajv = new Ajv({ allErrors: true });
 addFormats(ajv);
 ajv.addVocabulary(['components']);
 // OpenAPI's integer formats, which JSON Schema does not define.
-ajv.addFormat('uint16', { type: 'number', validate: (value: number) => Number.isInteger(value) && value >= 0 && value <= 65_535 });
+ajv.addFormat('uint16', {
+  type: 'number',
+  validate: (value: number) => Number.isInteger(value) && value >= 0 && value <= 65_535,
+});
 ajv.addSchema({ $id: 'svix', components: schemas.components });
 
 export type SchemaName = keyof typeof schemas.components.schemas;
@@ -18,5 +21,7 @@ export type SchemaName = keyof typeof schemas.components.schemas;
 export const schemaErrors = (name: SchemaName, value: unknown): string[] => {
   const validate: ValidateFunction | undefined = ajv.getSchema(`svix#/components/schemas/${name}`);
   if (!validate) throw new Error(`no schema ${name} in the fixture`);
-  return validate(value) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? ''}`);
+  return validate(value)
+    ? []
+    : (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? ''}`);
 };

@@ -89,7 +89,9 @@ describe('AddressModel', () => {
     expect(ok(AddressModel, { ...address, countryCode: 'Fr' }).countryCode).toBe('fr');
     expect(ok(AddressModel, address).countryCode).toBe('uk');
     expect(ok(AddressModel, { ...address, countryCode: null }).countryCode).toBe('uk');
-    expect(errors(AddressModel, { ...address, countryCode: 'GBR' })).toEqual(['AddressModel.countryCode: expected a two-letter country code']);
+    expect(errors(AddressModel, { ...address, countryCode: 'GBR' })).toEqual([
+      'AddressModel.countryCode: expected a two-letter country code',
+    ]);
   });
 
   it('keeps latitude and longitude as strings', () => {
@@ -130,7 +132,9 @@ describe('CountryModel', () => {
 
 describe('UrlAttachmentApiModel', () => {
   it('accepts a bare hosted-video id as url, refuses an empty one', () => {
-    expect(ok(UrlAttachmentApiModel, { '@class': ClassNames.UrlAttachmentApiModel, url: 'dQw4w9WgXcQ' }).url).toBe('dQw4w9WgXcQ');
+    expect(ok(UrlAttachmentApiModel, { '@class': ClassNames.UrlAttachmentApiModel, url: 'dQw4w9WgXcQ' }).url).toBe(
+      'dQw4w9WgXcQ',
+    );
     expect(errors(UrlAttachmentApiModel, { '@class': ClassNames.UrlAttachmentApiModel, url: '' })).toEqual([
       'UrlAttachmentApiModel.url: expected text',
     ]);
@@ -139,14 +143,21 @@ describe('UrlAttachmentApiModel', () => {
 
 describe('AuctioneerApiModel and CurrencyModel', () => {
   it('read their optional and required fields as published', () => {
-    expect(ok(AuctioneerApiModel, { '@class': ClassNames.AuctioneerApiModel })).toEqual({ '@class': ClassNames.AuctioneerApiModel });
-    expect(errors(CurrencyModel, { '@class': ClassNames.CurrencyModel, name: 'Euro' })).toEqual(['CurrencyModel.code: missing']);
+    expect(ok(AuctioneerApiModel, { '@class': ClassNames.AuctioneerApiModel })).toEqual({
+      '@class': ClassNames.AuctioneerApiModel,
+    });
+    expect(errors(CurrencyModel, { '@class': ClassNames.CurrencyModel, name: 'Euro' })).toEqual([
+      'CurrencyModel.code: missing',
+    ]);
   });
 });
 
 describe('ApiModel (dispatch on @class)', () => {
   it('decodes with the model that @class names, and errors name that model', () => {
-    expect(ok(ApiModel, { '@class': ClassNames.CurrencyModel, code: 'EUR' })).toEqual({ '@class': ClassNames.CurrencyModel, code: 'EUR' });
+    expect(ok(ApiModel, { '@class': ClassNames.CurrencyModel, code: 'EUR' })).toEqual({
+      '@class': ClassNames.CurrencyModel,
+      code: 'EUR',
+    });
     expect(errors(ApiModel, { '@class': ClassNames.AddressModel, addressLine1: 'a', addressLine2: 'b' })).toEqual([
       'AddressModel.postcode: missing',
     ]);
@@ -163,7 +174,9 @@ describe('AuctionStatusChange (the event payload)', () => {
 
   it('needs all three fields as non-empty text', () => {
     expect(ok(AuctionStatusChange, event)).toEqual(event);
-    expect(errors(AuctionStatusChange, { ...event, status: '' })).toEqual(['AuctionStatusChange.status: expected text']);
+    expect(errors(AuctionStatusChange, { ...event, status: '' })).toEqual([
+      'AuctionStatusChange.status: expected text',
+    ]);
     expect(errors(AuctionStatusChange, { status: 'x' }).sort()).toEqual([
       'AuctionStatusChange.auctionUuid: missing',
       'AuctionStatusChange.auctioneerUuid: missing',
@@ -171,7 +184,9 @@ describe('AuctionStatusChange (the event payload)', () => {
   });
 
   it('never lets __proto__ or constructor keys reach the decoded value or any prototype', () => {
-    const hostile: unknown = JSON.parse('{"auctioneerUuid":"a","auctionUuid":"b","status":"c","__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}');
+    const hostile: unknown = JSON.parse(
+      '{"auctioneerUuid":"a","auctionUuid":"b","status":"c","__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}',
+    );
     const decoded = ok(AuctionStatusChange, hostile);
     expect(Object.keys(decoded).sort()).toEqual(['auctionUuid', 'auctioneerUuid', 'status']);
     expect(Object.getPrototypeOf(decoded)).toBe(Object.prototype);
@@ -180,7 +195,15 @@ describe('AuctionStatusChange (the event payload)', () => {
 });
 
 describe('properties', () => {
-  const codecs: t.Decoder<unknown, unknown>[] = [AuctioneerApiModel, UrlAttachmentApiModel, AddressModel, CountryModel, CurrencyModel, ApiModel, AuctionStatusChange];
+  const codecs: t.Decoder<unknown, unknown>[] = [
+    AuctioneerApiModel,
+    UrlAttachmentApiModel,
+    AddressModel,
+    CountryModel,
+    CurrencyModel,
+    ApiModel,
+    AuctionStatusChange,
+  ];
 
   it('decoding any JSON never throws, and errors never repeat a string from the input', () => {
     fc.assert(
@@ -206,7 +229,11 @@ describe('properties', () => {
         fc.record({ addressLine1: fc.string(), addressLine2: fc.string(), postcode: fc.string() }),
         fc.option(fc.stringMatching(/^[A-Za-z]{2}$/), { nil: undefined }),
         (lines, countryCode) => {
-          const decoded = ok(AddressModel, { '@class': ClassNames.AddressModel, ...lines, ...(countryCode ? { countryCode } : {}) });
+          const decoded = ok(AddressModel, {
+            '@class': ClassNames.AddressModel,
+            ...lines,
+            ...(countryCode ? { countryCode } : {}),
+          });
           expect(decoded.countryCode).toBe(countryCode ? countryCode.toLowerCase() : 'uk');
         },
       ),

@@ -11,11 +11,26 @@ const path = `/api/v1/app/${APP_ID}`;
 
 describe('provider errors become plain-English platform errors', () => {
   it.each([
-    [400, { code: 'bad_request', detail: 'x' }, 'ProviderBadRequest', /refused the request made while reading your Consumer App \(400, bad_request\)/],
+    [
+      400,
+      { code: 'bad_request', detail: 'x' },
+      'ProviderBadRequest',
+      /refused the request made while reading your Consumer App \(400, bad_request\)/,
+    ],
     [403, { code: 'forbidden', detail: 'x' }, 'ProviderForbidden', /not allowed/],
     [409, { code: 'conflict', detail: 'x' }, 'ProviderConflict', /conflict/],
-    [422, { detail: [{ loc: ['body', 'name'], msg: 'field required', type: 'value_error.missing' }] }, 'ProviderInvalidData', /check name/],
-    [500, '<html><body>Internal Server Error</body></html>', 'ProviderUnavailable', /temporary problem .*\(500\).*try again in a few minutes/],
+    [
+      422,
+      { detail: [{ loc: ['body', 'name'], msg: 'field required', type: 'value_error.missing' }] },
+      'ProviderInvalidData',
+      /check name/,
+    ],
+    [
+      500,
+      '<html><body>Internal Server Error</body></html>',
+      'ProviderUnavailable',
+      /temporary problem .*\(500\).*try again in a few minutes/,
+    ],
     [502, '<html>Bad gateway</html>', 'ProviderUnavailable', /\(502\)/],
     [503, '', 'ProviderUnavailable', /\(503\)/],
   ])('%i', async (status, body, code, message) => {
@@ -67,7 +82,9 @@ describe('provider errors become plain-English platform errors', () => {
     // Port 9 on loopback (discard) is closed on this machine: the connection is refused, nothing leaves it.
     const refused = await failure(appTester(test, { authData: { ...authData, serverUrl: 'http://127.0.0.1:9' } }));
     expect(refused.code).toBe('ProviderUnreachable');
-    expect(refused.message).toMatch(/Could not reach the provider at http:\/\/127\.0\.0\.1:9 .*connection was refused.*Server URL/);
+    expect(refused.message).toMatch(
+      /Could not reach the provider at http:\/\/127\.0\.0\.1:9 .*connection was refused.*Server URL/,
+    );
   });
 
   it('a time-out, an unknown host and other network failures say so', () => {

@@ -1,21 +1,37 @@
 import { Webhook } from 'standardwebhooks';
 import fc from 'fast-check';
-import { checkEnvelope, secretKey, signedWith, signingHeaders, verify, TOLERANCE_SECONDS } from '../../src/provider/signature';
+import {
+  checkEnvelope,
+  secretKey,
+  signedWith,
+  signingHeaders,
+  verify,
+  TOLERANCE_SECONDS,
+} from '../../src/provider/signature';
 import { MSG_ID, SECRET, newSecret } from '../helpers/fixtures';
 
 const now = 1_790_000_000;
 const reference = (secret: string, id: string, seconds: number, body: string): string =>
   new Webhook(secret.replace(/^whsec_/, '')).sign(id, new Date(seconds * 1000), body);
 
-const delivery = (body: string, signature: string, seconds = now) => ({ id: MSG_ID, timestamp: String(seconds), signature, body });
+const delivery = (body: string, signature: string, seconds = now) => ({
+  id: MSG_ID,
+  timestamp: String(seconds),
+  signature,
+  body,
+});
 
 describe('signature verification (standard-webhooks scheme)', () => {
-  it('agrees with the provider\'s reference library for any body', () => {
+  it("agrees with the provider's reference library for any body", () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme', maxLength: 300 }), fc.integer({ min: -TOLERANCE_SECONDS, max: TOLERANCE_SECONDS }), (body, skew) => {
-        const signature = reference(SECRET, MSG_ID, now + skew, body);
-        expect(verify(delivery(body, signature, now + skew), SECRET, now)).toEqual({ ok: true, seconds: now + skew });
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 300 }),
+        fc.integer({ min: -TOLERANCE_SECONDS, max: TOLERANCE_SECONDS }),
+        (body, skew) => {
+          const signature = reference(SECRET, MSG_ID, now + skew, body);
+          expect(verify(delivery(body, signature, now + skew), SECRET, now)).toEqual({ ok: true, seconds: now + skew });
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -23,9 +39,18 @@ describe('signature verification (standard-webhooks scheme)', () => {
   it('refuses any change to the body, id or timestamp', () => {
     const body = '{"status":"OPEN"}';
     const signature = reference(SECRET, MSG_ID, now, body);
-    expect(verify(delivery('{"status":"OPEN "}', signature), SECRET, now)).toEqual({ ok: false, refusal: 'no-valid-signature' });
-    expect(verify({ ...delivery(body, signature), id: `${MSG_ID}x` }, SECRET, now)).toEqual({ ok: false, refusal: 'no-valid-signature' });
-    expect(verify(delivery(body, signature, now - 1), SECRET, now)).toEqual({ ok: false, refusal: 'no-valid-signature' });
+    expect(verify(delivery('{"status":"OPEN "}', signature), SECRET, now)).toEqual({
+      ok: false,
+      refusal: 'no-valid-signature',
+    });
+    expect(verify({ ...delivery(body, signature), id: `${MSG_ID}x` }, SECRET, now)).toEqual({
+      ok: false,
+      refusal: 'no-valid-signature',
+    });
+    expect(verify(delivery(body, signature, now - 1), SECRET, now)).toEqual({
+      ok: false,
+      refusal: 'no-valid-signature',
+    });
   });
 
   it('accepts any one of several space-separated signatures, and ignores other versions', () => {
@@ -46,7 +71,8 @@ describe('signature verification (standard-webhooks scheme)', () => {
 
   it('holds a five-minute tolerance both ways', () => {
     const body = '{}';
-    const at = (seconds: number) => verify(delivery(body, reference(SECRET, MSG_ID, seconds, body), seconds), SECRET, now);
+    const at = (seconds: number) =>
+      verify(delivery(body, reference(SECRET, MSG_ID, seconds, body), seconds), SECRET, now);
     expect(at(now - TOLERANCE_SECONDS).ok).toBe(true);
     expect(at(now + TOLERANCE_SECONDS).ok).toBe(true);
     expect(at(now - TOLERANCE_SECONDS - 1)).toEqual({ ok: false, refusal: 'too-old' });
@@ -54,8 +80,14 @@ describe('signature verification (standard-webhooks scheme)', () => {
   });
 
   it('refuses missing headers and non-numeric timestamps', () => {
-    expect(checkEnvelope({ id: undefined, timestamp: String(now), signature: 'v1,x', body: '' }, now)).toEqual({ ok: false, refusal: 'missing-headers' });
-    expect(checkEnvelope({ id: MSG_ID, timestamp: '1.7e9', signature: 'v1,x', body: '' }, now)).toEqual({ ok: false, refusal: 'bad-timestamp' });
+    expect(checkEnvelope({ id: undefined, timestamp: String(now), signature: 'v1,x', body: '' }, now)).toEqual({
+      ok: false,
+      refusal: 'missing-headers',
+    });
+    expect(checkEnvelope({ id: MSG_ID, timestamp: '1.7e9', signature: 'v1,x', body: '' }, now)).toEqual({
+      ok: false,
+      refusal: 'bad-timestamp',
+    });
   });
 
   it('reads the key bytes after whsec_, and refuses a secret that is not base64', () => {
@@ -64,8 +96,14 @@ describe('signature verification (standard-webhooks scheme)', () => {
     expect(signedWith('whsec_', MSG_ID, String(now), 'v1,abc', '{}')).toBe(false);
   });
 
-  it('reads Zapier\'s Http- prefixed headers case-insensitively, Svix or white-labelled', () => {
-    expect(signingHeaders({ 'Http-Svix-Id': 'a', 'HTTP-SVIX-TIMESTAMP': '1', 'http-svix-signature': 's' })).toEqual({ id: 'a', timestamp: '1', signature: 's' });
-    expect(signingHeaders({ 'Http-Webhook-Id': 'a', 'Http-Webhook-Timestamp': '1', 'Http-Webhook-Signature': 's' })).toEqual({ id: 'a', timestamp: '1', signature: 's' });
+  it("reads Zapier's Http- prefixed headers case-insensitively, Svix or white-labelled", () => {
+    expect(signingHeaders({ 'Http-Svix-Id': 'a', 'HTTP-SVIX-TIMESTAMP': '1', 'http-svix-signature': 's' })).toEqual({
+      id: 'a',
+      timestamp: '1',
+      signature: 's',
+    });
+    expect(
+      signingHeaders({ 'Http-Webhook-Id': 'a', 'Http-Webhook-Timestamp': '1', 'Http-Webhook-Signature': 's' }),
+    ).toEqual({ id: 'a', timestamp: '1', signature: 's' });
   });
 });

@@ -23,7 +23,8 @@ const KEY = 'testsk_faultMatrixSecretKey';
 const appTester = createAppTester(app);
 const TARGET = 'https://hooks.zapier.com/hooks/standard/1/fault-matrix/';
 
-type Outcome = { name: 'ExpiredAuthError' } | { name: 'ThrottledError'; delay?: number } | { code: string } | 'succeeds';
+type Outcome =
+  { name: 'ExpiredAuthError' } | { name: 'ThrottledError'; delay?: number } | { code: string } | 'succeeds';
 
 interface FaultCase {
   label: string;
@@ -35,17 +36,37 @@ const reply = (status: number, body: unknown, headers: Record<string, string> = 
   kind: 'reply',
   status,
   body: typeof body === 'string' ? body : JSON.stringify(body),
-  headers: typeof body === 'string' ? { 'content-type': 'text/html', ...headers } : { 'content-type': 'application/json', ...headers },
+  headers:
+    typeof body === 'string'
+      ? { 'content-type': 'text/html', ...headers }
+      : { 'content-type': 'application/json', ...headers },
 });
 
-const HTML_ERROR = '<!doctype html><html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>';
+const HTML_ERROR =
+  '<!doctype html><html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>';
 const HTML_LOGIN = '<!doctype html><html><head><title>Sign in</title></head><body><form></form></body></html>';
 
 const CASES: FaultCase[] = [
-  { label: '400', fault: reply(400, { code: 'bad_request', detail: 'Bad request' }), outcome: { code: 'ProviderBadRequest' } },
-  { label: '401', fault: reply(401, { code: 'authentication_failed', detail: 'Invalid token' }), outcome: { name: 'ExpiredAuthError' } },
-  { label: '403', fault: reply(403, { code: 'forbidden', detail: 'Forbidden' }), outcome: { code: 'ProviderForbidden' } },
-  { label: '404', fault: reply(404, { code: 'not_found', detail: 'Entity not found' }), outcome: { code: 'ProviderNotFound' } },
+  {
+    label: '400',
+    fault: reply(400, { code: 'bad_request', detail: 'Bad request' }),
+    outcome: { code: 'ProviderBadRequest' },
+  },
+  {
+    label: '401',
+    fault: reply(401, { code: 'authentication_failed', detail: 'Invalid token' }),
+    outcome: { name: 'ExpiredAuthError' },
+  },
+  {
+    label: '403',
+    fault: reply(403, { code: 'forbidden', detail: 'Forbidden' }),
+    outcome: { code: 'ProviderForbidden' },
+  },
+  {
+    label: '404',
+    fault: reply(404, { code: 'not_found', detail: 'Entity not found' }),
+    outcome: { code: 'ProviderNotFound' },
+  },
   { label: '409', fault: reply(409, { code: 'conflict', detail: 'Conflict' }), outcome: { code: 'ProviderConflict' } },
   {
     label: '422',
@@ -57,11 +78,19 @@ const CASES: FaultCase[] = [
     fault: reply(429, { code: 'rate_limited', detail: 'Too many' }, { 'retry-after': '30' }),
     outcome: { name: 'ThrottledError', delay: 30 },
   },
-  { label: '429 without Retry-After', fault: reply(429, { code: 'rate_limited', detail: 'Too many' }), outcome: { name: 'ThrottledError' } },
+  {
+    label: '429 without Retry-After',
+    fault: reply(429, { code: 'rate_limited', detail: 'Too many' }),
+    outcome: { name: 'ThrottledError' },
+  },
   { label: '500', fault: reply(500, { code: 'internal', detail: 'Oops' }), outcome: { code: 'ProviderUnavailable' } },
   { label: '502 HTML page', fault: reply(502, HTML_ERROR), outcome: { code: 'ProviderUnavailable' } },
   { label: '503 empty', fault: reply(503, ''), outcome: { code: 'ProviderUnavailable' } },
-  { label: '200 HTML page (a login page, not the API)', fault: reply(200, HTML_LOGIN), outcome: { code: 'ProviderNotJson' } },
+  {
+    label: '200 HTML page (a login page, not the API)',
+    fault: reply(200, HTML_LOGIN),
+    outcome: { code: 'ProviderNotJson' },
+  },
   { label: 'time-out', fault: { kind: 'hang' }, outcome: { code: 'ProviderUnreachable' } },
   { label: 'connection dropped', fault: { kind: 'drop' }, outcome: { code: 'ProviderUnreachable' } },
   { label: 'connection refused', fault: 'refused', outcome: { code: 'ProviderUnreachable' } },
@@ -114,7 +143,11 @@ interface Operation {
 const authData = (serverUrl: string) => ({ apiKey: KEY, appId, serverUrl });
 
 const subscribed = async () => {
-  const returned = await appTester(trigger.performSubscribe, { authData: authData(url), targetUrl: TARGET, inputData: {} });
+  const returned = await appTester(trigger.performSubscribe, {
+    authData: authData(url),
+    targetUrl: TARGET,
+    inputData: {},
+  });
   const decoded = SubscribeData.decode(returned);
   if (!isRight(decoded)) throw new Error('subscribe returned no endpoint');
   return decoded.right;
@@ -124,16 +157,25 @@ const OPERATIONS: Operation[] = [
   { name: 'connection test', run: (serverUrl) => appTester(testConnection, { authData: authData(serverUrl) }) },
   {
     name: 'subscribe',
-    run: (serverUrl) => appTester(trigger.performSubscribe, { authData: authData(serverUrl), targetUrl: TARGET, inputData: {} }),
+    run: (serverUrl) =>
+      appTester(trigger.performSubscribe, { authData: authData(serverUrl), targetUrl: TARGET, inputData: {} }),
   },
   {
     name: 'unsubscribe',
     run: async (serverUrl) => {
       const subscribeData = await subscribedBeforeFault;
-      return appTester(trigger.performUnsubscribe, { authData: authData(serverUrl), targetUrl: TARGET, subscribeData, inputData: {} });
+      return appTester(trigger.performUnsubscribe, {
+        authData: authData(serverUrl),
+        targetUrl: TARGET,
+        subscribeData,
+        inputData: {},
+      });
     },
   },
-  { name: 'performList', run: (serverUrl) => appTester(trigger.performList, { authData: authData(serverUrl), inputData: {} }) },
+  {
+    name: 'performList',
+    run: (serverUrl) => appTester(trigger.performList, { authData: authData(serverUrl), inputData: {} }),
+  },
   {
     name: 'set-up',
     run: async (serverUrl) => {
@@ -143,12 +185,15 @@ const OPERATIONS: Operation[] = [
         // The set-up's failures carry the same classification as the app's.
         if (!(error instanceof ProviderFailure)) throw error;
         const { failure } = error;
-        const name = failure.kind === 'auth' ? 'ExpiredAuthError' : failure.kind === 'throttled' ? 'ThrottledError' : 'AppError';
+        const name =
+          failure.kind === 'auth' ? 'ExpiredAuthError' : failure.kind === 'throttled' ? 'ThrottledError' : 'AppError';
         const details: ErrorDetails = {
           message: failure.message,
           name,
           ...(failure.kind === 'error' ? { code: failure.code } : {}),
-          ...(failure.kind === 'throttled' && failure.delaySeconds !== undefined ? { delay: failure.delaySeconds } : {}),
+          ...(failure.kind === 'throttled' && failure.delaySeconds !== undefined
+            ? { delay: failure.delaySeconds }
+            : {}),
         };
         throw Object.assign(new Error(JSON.stringify(details)), { name });
       }

@@ -18,31 +18,34 @@ describe('the bad-input corpus', () => {
     expect(new Set(HOSTILE_DELIVERIES.map((delivery) => delivery.name)).size).toBe(HOSTILE_DELIVERIES.length);
   });
 
-  it.each(HOSTILE_DELIVERIES.map((delivery): [string, HostileDelivery] => [delivery.name, delivery]))('%s', async (_name, delivery) => {
-    const id = messageId();
-    const headers = headersFor(delivery.signing, delivery.headerPrefix, id, delivery.body);
-    let result: unknown;
-    let error: unknown;
-    try {
-      result = await deliver(delivery.body, headers);
-    } catch (caught) {
-      error = caught ?? new Error('thrown without a value');
-    }
-    const { expect: expectation } = delivery;
-    if (expectation.outcome === 'runs') {
-      expect(error).toBeUndefined();
-      expect(Array.isArray(result)).toBe(true);
-      expect(result).toHaveLength(1);
-      if (expectation.fields) expect(result).toEqual([expect.objectContaining({ ...expectation.fields, id })]);
-    } else {
-      if (error === undefined) throw new Error('perform accepted a delivery it should not have');
-      const details = expectPlainError(error);
-      if (expectation.outcome === 'refused') expect(details.code).toBe('DeliveryRefused');
-      else {
-        expect(details.code).toBe('InvalidPayload');
-        for (const name of expectation.names ?? []) expect(details.message).toContain(name);
+  it.each(HOSTILE_DELIVERIES.map((delivery): [string, HostileDelivery] => [delivery.name, delivery]))(
+    '%s',
+    async (_name, delivery) => {
+      const id = messageId();
+      const headers = headersFor(delivery.signing, delivery.headerPrefix, id, delivery.body);
+      let result: unknown;
+      let error: unknown;
+      try {
+        result = await deliver(delivery.body, headers);
+      } catch (caught) {
+        error = caught ?? new Error('thrown without a value');
       }
-    }
-    pollutionFree();
-  });
+      const { expect: expectation } = delivery;
+      if (expectation.outcome === 'runs') {
+        expect(error).toBeUndefined();
+        expect(Array.isArray(result)).toBe(true);
+        expect(result).toHaveLength(1);
+        if (expectation.fields) expect(result).toEqual([expect.objectContaining({ ...expectation.fields, id })]);
+      } else {
+        if (error === undefined) throw new Error('perform accepted a delivery it should not have');
+        const details = expectPlainError(error);
+        if (expectation.outcome === 'refused') expect(details.code).toBe('DeliveryRefused');
+        else {
+          expect(details.code).toBe('InvalidPayload');
+          for (const name of expectation.names ?? []) expect(details.message).toContain(name);
+        }
+      }
+      pollutionFree();
+    },
+  );
 });

@@ -25,9 +25,13 @@ describe('generated input (fast-check)', () => {
       fc.boolean(),
       fc.constant(null),
       fc.array(tie('value'), { maxLength: 3 }),
-      fc.dictionary(fc.oneof(fc.string(), fc.constantFrom('__proto__', 'constructor', 'status', 'auctionUuid')), tie('value'), {
-        maxKeys: 3,
-      }),
+      fc.dictionary(
+        fc.oneof(fc.string(), fc.constantFrom('__proto__', 'constructor', 'status', 'auctionUuid')),
+        tie('value'),
+        {
+          maxKeys: 3,
+        },
+      ),
     ),
   })).value;
 
@@ -37,7 +41,11 @@ describe('generated input (fast-check)', () => {
         fc.oneof(
           jsonish,
           fc.record(
-            { auctioneerUuid: fc.oneof(marked, jsonish), auctionUuid: fc.oneof(marked, jsonish), status: fc.oneof(marked, jsonish) },
+            {
+              auctioneerUuid: fc.oneof(marked, jsonish),
+              auctionUuid: fc.oneof(marked, jsonish),
+              status: fc.oneof(marked, jsonish),
+            },
             { requiredKeys: [] },
           ),
         ),
@@ -69,13 +77,23 @@ describe('generated input (fast-check)', () => {
       fc.property(
         fc.oneof(
           jsonish,
-          fc.record({ '@class': fc.constantFrom(
-            'com.vendor.scaffold.models.auctionapi.AuctioneerApiModel',
-            'com.vendor.scaffold.models.auctionapi.UrlAttachmentApiModel',
-            'com.vendor.scaffold.models.address.AddressModel',
-            'com.vendor.scaffold.models.address.CountryModel',
-            'com.vendor.scaffold.models.reference.CurrencyModel',
-          ), id: jsonish, name: jsonish, code: jsonish, url: jsonish, countryCode: jsonish }, { requiredKeys: ['@class'] }),
+          fc.record(
+            {
+              '@class': fc.constantFrom(
+                'com.vendor.scaffold.models.auctionapi.AuctioneerApiModel',
+                'com.vendor.scaffold.models.auctionapi.UrlAttachmentApiModel',
+                'com.vendor.scaffold.models.address.AddressModel',
+                'com.vendor.scaffold.models.address.CountryModel',
+                'com.vendor.scaffold.models.reference.CurrencyModel',
+              ),
+              id: jsonish,
+              name: jsonish,
+              code: jsonish,
+              url: jsonish,
+              countryCode: jsonish,
+            },
+            { requiredKeys: ['@class'] },
+          ),
         ),
         (input) => {
           const decoded = ApiModel.decode(input);

@@ -5,7 +5,18 @@ import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { isPathSafeUid } from '../../src/provider/ids';
 import { auctionStatusChangedOperations as trigger } from '../../src/triggers/auctionStatusChanged';
-import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, authData, failure, newSecret, payload, signedRequest, API_KEY } from '../helpers/fixtures';
+import {
+  APP_ID,
+  ENDPOINT_ID,
+  PROVIDER,
+  SECRET,
+  authData,
+  failure,
+  newSecret,
+  payload,
+  signedRequest,
+  API_KEY,
+} from '../helpers/fixtures';
 
 /** Secrets stay secret, and nothing from outside reaches a request path unchecked. */
 
@@ -13,15 +24,22 @@ const appTester = createAppTester(app);
 const body = JSON.stringify(payload);
 
 describe('ids in request paths', () => {
-  it.each(['..', '.', '../secret', 'ep_x/../../app', 'ep%2F..', ' ', ''])('refuses the stored endpoint id %j before any request', async (id) => {
-    // The network is closed and nothing is mocked: a request would fail differently.
-    const subscribeData = { id, secret: SECRET };
-    const refused = await failure(
-      appTester(trigger.perform, { authData, subscribeData, rawRequest: signedRequest(body, { secrets: [newSecret()] }) }, true),
-    );
-    expect(refused.code).toBe('InvalidEndpointId');
-    expect(nock.pendingMocks()).toEqual([]);
-  });
+  it.each(['..', '.', '../secret', 'ep_x/../../app', 'ep%2F..', ' ', ''])(
+    'refuses the stored endpoint id %j before any request',
+    async (id) => {
+      // The network is closed and nothing is mocked: a request would fail differently.
+      const subscribeData = { id, secret: SECRET };
+      const refused = await failure(
+        appTester(
+          trigger.perform,
+          { authData, subscribeData, rawRequest: signedRequest(body, { secrets: [newSecret()] }) },
+          true,
+        ),
+      );
+      expect(refused.code).toBe('InvalidEndpointId');
+      expect(nock.pendingMocks()).toEqual([]);
+    },
+  );
 
   it('accepts provider ids and the uids this integration makes', () => {
     expect(isPathSafeUid('zapier-0123456789abcdef0123456789abcdef01234567')).toBe(true);
@@ -35,10 +53,15 @@ describe('secrets', () => {
     nock(PROVIDER).get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`).reply(200, { key: SECRET });
     const subscribeData = { id: ENDPOINT_ID, secret: SECRET };
     const refused = await failure(
-      appTester(trigger.perform, { authData, subscribeData, rawRequest: signedRequest(body, { secrets: [newSecret()] }) }, true),
+      appTester(
+        trigger.perform,
+        { authData, subscribeData, rawRequest: signedRequest(body, { secrets: [newSecret()] }) },
+        true,
+      ),
     );
     expect(refused.code).toBe('DeliveryRefused');
-    for (const secret of [SECRET, SECRET.slice('whsec_'.length), API_KEY]) expect(refused.message).not.toContain(secret);
+    for (const secret of [SECRET, SECRET.slice('whsec_'.length), API_KEY])
+      expect(refused.message).not.toContain(secret);
   });
 
   it('the Zapier app writes no logs of its own (only the sandbox and set-up command print)', () => {

@@ -93,7 +93,9 @@ afterEach(async () => {
   // Every answer the SDK saw in this test matches the provider's schema.
   const mismatches = recorded.flatMap((answer) => {
     const name = schemaFor(answer);
-    return name ? schemaErrors(name, answer.body).map((error) => `${answer.method} ${answer.path} (${name}): ${error}`) : [];
+    return name
+      ? schemaErrors(name, answer.body).map((error) => `${answer.method} ${answer.path} (${name}): ${error}`)
+      : [];
   });
   expect(mismatches).toEqual([]);
   await emulator.stop();
@@ -200,7 +202,10 @@ describe('event types', () => {
     expect((await svix.eventType.get(EVENT_TYPE_NAME)).schemas).toEqual({});
     // PUT on a name that does not exist yet creates it.
     await svix.eventType.update('AUCTION_ARCHIVED', { description: 'Archived auctions' });
-    expect((await svix.eventType.list()).data.map((eventType) => eventType.name)).toEqual([EVENT_TYPE_NAME, 'AUCTION_ARCHIVED']);
+    expect((await svix.eventType.list()).data.map((eventType) => eventType.name)).toEqual([
+      EVENT_TYPE_NAME,
+      'AUCTION_ARCHIVED',
+    ]);
   });
 
   it('answers 404 for an unknown event type', async () => {
@@ -225,7 +230,12 @@ describe('endpoints', () => {
     const raw: unknown = await fetch(`${url}/api/v1/app/${app.id}/endpoint/${endpoint.id}`, {
       headers: { Authorization: `Bearer ${KEY}` },
     }).then((response) => response.json());
-    expect(raw).toMatchObject({ id: endpoint.id, eventTypes: [EVENT_TYPE_NAME], description: 'Belongs to a Zap', uid: 'zap-1' });
+    expect(raw).toMatchObject({
+      id: endpoint.id,
+      eventTypes: [EVENT_TYPE_NAME],
+      description: 'Belongs to a Zap',
+      uid: 'zap-1',
+    });
     expect((await svix.endpoint.list(app.id)).data.map((listed) => listed.id)).toEqual([endpoint.id]);
   });
 
@@ -236,19 +246,29 @@ describe('endpoints', () => {
     const both = await fetch(`${url}/api/v1/app/${app.id}/endpoint`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: 'http://127.0.0.1:9/', eventTypes: [EVENT_TYPE_NAME], filterTypes: [EVENT_TYPE_NAME] }),
+      body: JSON.stringify({
+        url: 'http://127.0.0.1:9/',
+        eventTypes: [EVENT_TYPE_NAME],
+        filterTypes: [EVENT_TYPE_NAME],
+      }),
     });
     expect(both.status).toBe(422);
-    const unknown = await apiError(svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/', filterTypes: ['NOT_REGISTERED'] }));
+    const unknown = await apiError(
+      svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/', filterTypes: ['NOT_REGISTERED'] }),
+    );
     expect(unknown.code).toBe(422);
-    expect(unknown.body).toEqual({ detail: [{ loc: ['body', 'filterTypes', '0'], msg: 'Unknown event type', type: 'value_error' }] });
+    expect(unknown.body).toEqual({
+      detail: [{ loc: ['body', 'filterTypes', '0'], msg: 'Unknown event type', type: 'value_error' }],
+    });
   });
 
   it('refuses a duplicate uid with 409, and deletes (then 404)', async () => {
     await start();
     const app = await svix.application.create({ name: 'Endpoints' });
     const endpoint = await svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/', uid: 'only-one' });
-    expect((await apiError(svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/', uid: 'only-one' }))).code).toBe(409);
+    expect((await apiError(svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/', uid: 'only-one' }))).code).toBe(
+      409,
+    );
     await svix.endpoint.delete(app.id, endpoint.id);
     expect((await apiError(svix.endpoint.get(app.id, endpoint.id))).code).toBe(404);
     expect((await apiError(svix.endpoint.delete(app.id, endpoint.id))).code).toBe(404);
@@ -303,15 +323,21 @@ describe('messages and deliveries', () => {
       sent.push(await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload: { ...payload, status } }));
     }
     await svix.message.create(app.id, { eventType: 'SOMETHING_ELSE', payload: {} });
-    expect(recorded.filter((answer) => answer.method === 'POST' && answer.path.endsWith('/msg')).map((answer) => answer.status)).toEqual([
-      202, 202, 202, 202,
-    ]);
+    expect(
+      recorded
+        .filter((answer) => answer.method === 'POST' && answer.path.endsWith('/msg'))
+        .map((answer) => answer.status),
+    ).toEqual([202, 202, 202, 202]);
     expect((await svix.message.get(app.id, sent[0]?.id ?? '')).payload).toEqual({ ...payload, status: 'DRAFT' });
 
     const first = await svix.message.list(app.id, { eventTypes: [EVENT_TYPE_NAME], limit: 2 });
     expect(first.data.map((message) => message.id)).toEqual([sent[2]?.id, sent[1]?.id]);
     expect(first.done).toBe(false);
-    const rest = await svix.message.list(app.id, { eventTypes: [EVENT_TYPE_NAME], limit: 2, iterator: first.iterator ?? '' });
+    const rest = await svix.message.list(app.id, {
+      eventTypes: [EVENT_TYPE_NAME],
+      limit: 2,
+      iterator: first.iterator ?? '',
+    });
     expect(rest.data.map((message) => message.id)).toEqual([sent[0]?.id]);
     expect(rest.done).toBe(true);
     const bare = await svix.message.list(app.id, { withContent: false, limit: 1 });
@@ -350,7 +376,9 @@ describe('messages and deliveries', () => {
     await emulator.idle();
     expect(flaky.received).toHaveLength(3);
     expect(new Set(flaky.received.map((delivery) => delivery.headers['svix-id']))).toEqual(new Set([message.id]));
-    expect(emulator.attempts(app.id, message.id).map((attempt) => [attempt.status, attempt.responseStatusCode])).toEqual([
+    expect(
+      emulator.attempts(app.id, message.id).map((attempt) => [attempt.status, attempt.responseStatusCode]),
+    ).toEqual([
       ['fail', 503],
       ['fail', 503],
       ['success', 200],
@@ -400,7 +428,10 @@ describe('messages and deliveries', () => {
     emulator.resend(app.id, message.id, endpoint.id);
     await emulator.idle();
     expect(target.received.map((delivery) => delivery.headers['svix-id'])).toEqual([message.id, message.id]);
-    expect(emulator.attempts(app.id, message.id).map((attempt) => attempt.triggerType)).toEqual(['scheduled', 'manual']);
+    expect(emulator.attempts(app.id, message.id).map((attempt) => attempt.triggerType)).toEqual([
+      'scheduled',
+      'manual',
+    ]);
   });
 
   it('never delivers off this machine', async () => {
@@ -417,7 +448,9 @@ describe('messages and deliveries', () => {
     const app = await svix.application.create({ name: 'Bounded' });
     const sent = [];
     for (let index = 0; index < 5; index += 1) {
-      sent.push(await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload: { ...payload, status: `S${index}` } }));
+      sent.push(
+        await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload: { ...payload, status: `S${index}` } }),
+      );
     }
     const listed = await svix.message.list(app.id);
     expect(listed.data.map((message) => message.id)).toEqual([sent[4]?.id, sent[3]?.id, sent[2]?.id]);

@@ -7,7 +7,13 @@ import { runSoak, soakLine } from '../../src/sandbox/soak';
  */
 describe('soak (small)', () => {
   it('loses nothing, runs nothing twice and lets no forgery through', async () => {
-    const result = await runSoak({ events: 400, redeliveryRate: 0.05, forgeryRate: 0.05, failureRate: 0.05, batchSize: 100 });
+    const result = await runSoak({
+      events: 400,
+      redeliveryRate: 0.05,
+      forgeryRate: 0.05,
+      failureRate: 0.05,
+      batchSize: 100,
+    });
     expect(result).toMatchObject({ events: 400, zapRuns: 400, lost: 0, doubled: 0, forgedAccepted: 0, failedRuns: 0 });
     // The hostile parts really happened.
     expect(result.forged).toBe(20);
@@ -16,6 +22,8 @@ describe('soak (small)', () => {
     expect(result.transientFailures).toBeGreaterThan(0);
     expect(result.providerRetries).toBe(result.transientFailures);
     expect(result.duplicatesDropped).toBeGreaterThanOrEqual(result.redelivered);
-    expect(soakLine(result)).toMatch(/^soak: events=400 zap_runs=400 lost=0 doubled=0 forged_accepted=0 .*peak_rss_mb=\d+/);
+    expect(soakLine(result)).toMatch(
+      /^soak: events=400 zap_runs=400 lost=0 doubled=0 forged_accepted=0 .*peak_rss_mb=\d+/,
+    );
   }, 60_000);
 });

@@ -14,7 +14,11 @@ const ROOT = resolve(__dirname, '../..');
 
 /** In its own process group, so stopping it stops npm, its shell and node together. */
 const npm = (args: string[]) =>
-  spawn('npm', ['--silent', ...args], { cwd: ROOT, detached: true, env: { ...process.env, npm_config_update_notifier: 'false' } });
+  spawn('npm', ['--silent', ...args], {
+    cwd: ROOT,
+    detached: true,
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
 
 const collect = async (args: string[]): Promise<{ code: number | null; out: string; err: string }> => {
   const child = npm(args);

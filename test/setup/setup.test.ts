@@ -40,8 +40,17 @@ const run = async (argv: string[], env: Record<string, string> = {}): Promise<Ca
 describe('runSetup', () => {
   it('creates the app, the event type with the published schema and an endpoint; a second run changes nothing', async () => {
     await start();
-    const first = await runSetup({ client: client(), appName: 'Harbour Street Auctions', endpointUrl: 'http://127.0.0.1:9/in' });
-    expect(first).toMatchObject({ appCreated: true, eventType: 'created', endpointCreated: true, appName: 'Harbour Street Auctions' });
+    const first = await runSetup({
+      client: client(),
+      appName: 'Harbour Street Auctions',
+      endpointUrl: 'http://127.0.0.1:9/in',
+    });
+    expect(first).toMatchObject({
+      appCreated: true,
+      eventType: 'created',
+      endpointCreated: true,
+      appName: 'Harbour Street Auctions',
+    });
     const svix = new Svix(KEY, { serverUrl: url });
     const eventType = await svix.eventType.get(EVENT_TYPE_NAME);
     expect(eventType.schemas).toEqual(auctionStatusChangeEventType.schemas);
@@ -49,7 +58,11 @@ describe('runSetup', () => {
     expect((await svix.application.get(first.appId)).uid).toBe(appUidFor('Harbour Street Auctions'));
 
     const before = emulator.stats();
-    const second = await runSetup({ client: client(), appName: 'Harbour Street Auctions', endpointUrl: 'http://127.0.0.1:9/in' });
+    const second = await runSetup({
+      client: client(),
+      appName: 'Harbour Street Auctions',
+      endpointUrl: 'http://127.0.0.1:9/in',
+    });
     expect(second).toEqual({ ...first, appCreated: false, eventType: 'unchanged', endpointCreated: false });
     const after = emulator.stats();
     expect({ apps: after.apps, endpoints: after.endpoints, eventTypes: after.eventTypes }).toEqual({
@@ -63,11 +76,20 @@ describe('runSetup', () => {
   it('updates an event type whose schema differs, keeping its description', async () => {
     await start();
     const svix = new Svix(KEY, { serverUrl: url });
-    await svix.eventType.create({ name: EVENT_TYPE_NAME, description: 'Our own words', schemas: { '1': { type: 'object' } }, archived: true });
+    await svix.eventType.create({
+      name: EVENT_TYPE_NAME,
+      description: 'Our own words',
+      schemas: { '1': { type: 'object' } },
+      archived: true,
+    });
     const result = await runSetup({ client: client() });
     expect(result.eventType).toBe('updated');
     const eventType = await svix.eventType.get(EVENT_TYPE_NAME);
-    expect(eventType).toMatchObject({ description: 'Our own words', archived: false, schemas: auctionStatusChangeEventType.schemas });
+    expect(eventType).toMatchObject({
+      description: 'Our own words',
+      archived: false,
+      schemas: auctionStatusChangeEventType.schemas,
+    });
     expect((await runSetup({ client: client() })).eventType).toBe('unchanged');
   });
 
@@ -86,7 +108,7 @@ describe('npm run setup (the command)', () => {
     expect(result.code).toBe(0);
     expect(result.out).toMatch(/Consumer App ID: app_[A-Za-z0-9]{27}/);
     expect(result.out).toMatch(/Endpoint ID: ep_[A-Za-z0-9]{27}/);
-    expect(result.out).toContain("support team");
+    expect(result.out).toContain('support team');
     expect(result.out).toContain('API Access Key');
     expect(`${result.out}${result.err}`).not.toContain(KEY);
   });
@@ -118,11 +140,16 @@ describe('npm run setup (the command)', () => {
     expect(result.err).toMatch(/Could not reach the provider/);
   });
 
-  it('ends with exit code 1 and the provider\'s reason on a 4xx', async () => {
+  it("ends with exit code 1 and the provider's reason on a 4xx", async () => {
     await start({
       fault: ({ method, path }) =>
         method === 'POST' && path === '/api/v1/app'
-          ? { kind: 'reply', status: 403, body: '{"code":"forbidden","detail":"Not allowed"}', headers: { 'content-type': 'application/json' } }
+          ? {
+              kind: 'reply',
+              status: 403,
+              body: '{"code":"forbidden","detail":"Not allowed"}',
+              headers: { 'content-type': 'application/json' },
+            }
           : undefined,
     });
     const result = await run(['--api-key', KEY, '--server-url', url]);

@@ -2,20 +2,36 @@ import nock from 'nock';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
-import { APP_ID, ENDPOINT_ID, MSG_ID, PROVIDER, SECRET, authData, failure, newSecret, payload, signedRequest } from '../helpers/fixtures';
+import {
+  APP_ID,
+  ENDPOINT_ID,
+  MSG_ID,
+  PROVIDER,
+  SECRET,
+  authData,
+  failure,
+  newSecret,
+  payload,
+  signedRequest,
+} from '../helpers/fixtures';
 
 const appTester = createAppTester(app);
 const perform = auctionStatusChangedOperations.perform;
 const subscribeData = { id: ENDPOINT_ID, secret: SECRET };
 const body = JSON.stringify(payload);
 
-const run = (rawRequest: { content: string; headers: Record<string, string> }, inputData: Record<string, unknown> = {}) =>
-  appTester(perform, { authData, subscribeData, rawRequest, cleanedRequest: payload, inputData }, true);
+const run = (
+  rawRequest: { content: string; headers: Record<string, string> },
+  inputData: Record<string, unknown> = {},
+) => appTester(perform, { authData, subscribeData, rawRequest, cleanedRequest: payload, inputData }, true);
 
 describe('perform (a live delivery)', () => {
-  it('verifies, decodes and maps a delivery signed by the provider\'s reference library', async () => {
+  it("verifies, decodes and maps a delivery signed by the provider's reference library", async () => {
     const at = new Date(Date.UTC(2026, 10, 22, 9, 30, 15));
-    jest.useFakeTimers({ now: at.getTime() + 2000, doNotFake: ['nextTick', 'setImmediate', 'setTimeout', 'setInterval', 'queueMicrotask'] });
+    jest.useFakeTimers({
+      now: at.getTime() + 2000,
+      doNotFake: ['nextTick', 'setImmediate', 'setTimeout', 'setInterval', 'queueMicrotask'],
+    });
     try {
       await expect(run(signedRequest(body, { at }))).resolves.toEqual([
         {
@@ -42,7 +58,10 @@ describe('perform (a live delivery)', () => {
   });
 
   it('refuses a delivery signed with another secret, after re-reading the endpoint secret once', async () => {
-    const scope = nock(PROVIDER).get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`).once().reply(200, { key: SECRET });
+    const scope = nock(PROVIDER)
+      .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
+      .once()
+      .reply(200, { key: SECRET });
     const refused = await failure(run(signedRequest(body, { secrets: [newSecret()] })));
     expect(refused.code).toBe('DeliveryRefused');
     expect(refused.message).toMatch(/did not come from your Consumer App, so the Zap did not run/);
@@ -51,7 +70,9 @@ describe('perform (a live delivery)', () => {
 
   it('runs a delivery signed with a rotated secret that the stored one no longer matches', async () => {
     const rotated = newSecret();
-    const scope = nock(PROVIDER).get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`).reply(200, { key: rotated });
+    const scope = nock(PROVIDER)
+      .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
+      .reply(200, { key: rotated });
     await expect(run(signedRequest(body, { secrets: [rotated] }))).resolves.toHaveLength(1);
     scope.done();
   });
@@ -62,7 +83,10 @@ describe('perform (a live delivery)', () => {
   });
 
   it.each([
-    ['a body changed after signing', (r: ReturnType<typeof signedRequest>) => ({ ...r, content: r.content.replace('OPEN', 'SHUT') })],
+    [
+      'a body changed after signing',
+      (r: ReturnType<typeof signedRequest>) => ({ ...r, content: r.content.replace('OPEN', 'SHUT') }),
+    ],
     ['no signature header', (r: ReturnType<typeof signedRequest>) => ({ ...r, headers: { 'Http-Svix-Id': MSG_ID } })],
   ])('refuses %s', async (_what, tamper) => {
     nock(PROVIDER).get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`).optionally().reply(200, { key: SECRET });
@@ -99,8 +123,12 @@ describe('perform (a live delivery)', () => {
   });
 
   it('applies the auctioneer filter', async () => {
-    await expect(run(signedRequest(body), { auctioneerUuid: payload.auctioneerUuid.toUpperCase() })).resolves.toHaveLength(1);
-    await expect(run(signedRequest(body), { auctioneerUuid: '11111111-2222-3333-4444-555555555555' })).resolves.toEqual([]);
+    await expect(
+      run(signedRequest(body), { auctioneerUuid: payload.auctioneerUuid.toUpperCase() }),
+    ).resolves.toHaveLength(1);
+    await expect(run(signedRequest(body), { auctioneerUuid: '11111111-2222-3333-4444-555555555555' })).resolves.toEqual(
+      [],
+    );
   });
 
   it('asks to turn the Zap off and on when the subscription data is missing', async () => {

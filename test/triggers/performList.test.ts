@@ -36,7 +36,13 @@ describe('performList (the Zap editor\'s "Test trigger")', () => {
       });
     const items = await appTester(performList, { authData });
     expect(items).toEqual([
-      { ...auctionStatusChangedSample, id: 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm5', status: 'CLOSED', statusLabel: 'Closed', occurredAt: '2026-11-22T12:00:00+00:00' },
+      {
+        ...auctionStatusChangedSample,
+        id: 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm5',
+        status: 'CLOSED',
+        statusLabel: 'Closed',
+        occurredAt: '2026-11-22T12:00:00+00:00',
+      },
       { ...auctionStatusChangedSample, id: 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm4', occurredAt: '2026-11-22T09:30:15+00:00' },
     ]);
     scope.done();
@@ -53,7 +59,10 @@ describe('performList (the Zap editor\'s "Test trigger")', () => {
       .get(listPath)
       .query(query)
       .reply(200, {
-        data: [message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm5', 'CLOSED', '2026-11-22T12:00:00Z'), message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm4', 'OPEN_FOR_BIDDING', '2026-11-22T09:30:15Z')],
+        data: [
+          message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm5', 'CLOSED', '2026-11-22T12:00:00Z'),
+          message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm4', 'OPEN_FOR_BIDDING', '2026-11-22T09:30:15Z'),
+        ],
         iterator: null,
         done: true,
       });
@@ -65,13 +74,25 @@ describe('performList (the Zap editor\'s "Test trigger")', () => {
     nock(PROVIDER)
       .get(listPath)
       .query(query)
-      .reply(200, { data: [{ ...message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm5', 'CLOSED', '2026-11-22T12:00:00Z'), payload: { status: 'CLOSED' } }], iterator: null, done: true });
+      .reply(200, {
+        data: [
+          {
+            ...message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm5', 'CLOSED', '2026-11-22T12:00:00Z'),
+            payload: { status: 'CLOSED' },
+          },
+        ],
+        iterator: null,
+        done: true,
+      });
     const refused = await failure(appTester(performList, { authData }));
     expect(refused.message).toMatch(/AuctionStatusChange\.auctionUuid/);
   });
 
-  it('explains an answer that is not the provider\'s JSON', async () => {
-    nock(PROVIDER).get(listPath).query(query).reply(200, '<html>captive portal</html>', { 'Content-Type': 'text/html' });
+  it("explains an answer that is not the provider's JSON", async () => {
+    nock(PROVIDER)
+      .get(listPath)
+      .query(query)
+      .reply(200, '<html>captive portal</html>', { 'Content-Type': 'text/html' });
     const refused = await failure(appTester(performList, { authData }));
     expect(refused.message).toMatch(/Server URL/);
   });

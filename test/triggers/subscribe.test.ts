@@ -2,7 +2,11 @@ import nock from 'nock';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { auctionStatusChangeEventType } from '../../src/provider/eventType';
-import { ENDPOINT_DESCRIPTION, auctionStatusChangedOperations, endpointUid } from '../../src/triggers/auctionStatusChanged';
+import {
+  ENDPOINT_DESCRIPTION,
+  auctionStatusChangedOperations,
+  endpointUid,
+} from '../../src/triggers/auctionStatusChanged';
 import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, TARGET_URL, authData, failure } from '../helpers/fixtures';
 
 const appTester = createAppTester(app);
@@ -20,7 +24,12 @@ const endpointOut = {
   createdAt: '2026-11-22T10:00:00Z',
   updatedAt: '2026-11-22T10:00:00Z',
 };
-const eventTypeOut = { ...auctionStatusChangeEventType, deprecated: false, createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z' };
+const eventTypeOut = {
+  ...auctionStatusChangeEventType,
+  deprecated: false,
+  createdAt: '2026-01-01T00:00:00Z',
+  updatedAt: '2026-01-01T00:00:00Z',
+};
 const expectedEndpointBody = {
   url: TARGET_URL,
   uid: endpointUid(TARGET_URL),
@@ -37,7 +46,10 @@ describe('performSubscribe', () => {
       .reply(201, endpointOut)
       .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
       .reply(200, { key: SECRET });
-    await expect(appTester(subscribe, { authData, targetUrl: TARGET_URL })).resolves.toEqual({ id: ENDPOINT_ID, secret: SECRET });
+    await expect(appTester(subscribe, { authData, targetUrl: TARGET_URL })).resolves.toEqual({
+      id: ENDPOINT_ID,
+      secret: SECRET,
+    });
     scope.done();
   });
 
@@ -91,7 +103,10 @@ describe('performSubscribe', () => {
       .reply(201, endpointOut)
       .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
       .reply(200, { key: SECRET });
-    await expect(appTester(subscribe, { authData, targetUrl: TARGET_URL })).resolves.toEqual({ id: ENDPOINT_ID, secret: SECRET });
+    await expect(appTester(subscribe, { authData, targetUrl: TARGET_URL })).resolves.toEqual({
+      id: ENDPOINT_ID,
+      secret: SECRET,
+    });
     scope.done();
   });
 
@@ -106,7 +121,10 @@ describe('performSubscribe', () => {
       .reply(200, endpointOut)
       .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
       .reply(200, { key: SECRET });
-    await expect(appTester(subscribe, { authData, targetUrl: TARGET_URL })).resolves.toEqual({ id: ENDPOINT_ID, secret: SECRET });
+    await expect(appTester(subscribe, { authData, targetUrl: TARGET_URL })).resolves.toEqual({
+      id: ENDPOINT_ID,
+      secret: SECRET,
+    });
     scope.done();
   });
 
@@ -133,9 +151,9 @@ describe('performUnsubscribe', () => {
 
   it('deletes the endpoint the subscribe created', async () => {
     const scope = nock(PROVIDER).delete(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}`).reply(204);
-    await expect(
-      appTester(unsubscribe, { authData, targetUrl: TARGET_URL, subscribeData: stored }),
-    ).resolves.toEqual({ removed: true });
+    await expect(appTester(unsubscribe, { authData, targetUrl: TARGET_URL, subscribeData: stored })).resolves.toEqual({
+      removed: true,
+    });
     scope.done();
   });
 
@@ -143,20 +161,22 @@ describe('performUnsubscribe', () => {
     const scope = nock(PROVIDER)
       .delete(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}`)
       .reply(404, { code: 'not_found', detail: 'Entity not found' });
-    await expect(
-      appTester(unsubscribe, { authData, subscribeData: stored }),
-    ).resolves.toEqual({ removed: false });
+    await expect(appTester(unsubscribe, { authData, subscribeData: stored })).resolves.toEqual({ removed: false });
     scope.done();
   });
 
   it('falls back to the uid of the target URL when the stored id is missing or malformed', async () => {
-    const scope = nock(PROVIDER).delete(`/api/v1/app/${APP_ID}/endpoint/${endpointUid(TARGET_URL)}`).reply(204);
+    const scope = nock(PROVIDER)
+      .delete(`/api/v1/app/${APP_ID}/endpoint/${endpointUid(TARGET_URL)}`)
+      .reply(204);
     await appTester(unsubscribe, { authData, targetUrl: TARGET_URL, subscribeData: damaged });
     scope.done();
   });
 
   it('says to reconnect when the key was revoked after the Zap was turned on', async () => {
-    nock(PROVIDER).delete(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}`).reply(401, { code: 'authentication_failed', detail: 'Invalid token' });
+    nock(PROVIDER)
+      .delete(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}`)
+      .reply(401, { code: 'authentication_failed', detail: 'Invalid token' });
     const refused = await failure(appTester(unsubscribe, { authData, subscribeData: stored }));
     expect(refused.message).toMatch(/Reconnect with a valid API Access Key/);
   });

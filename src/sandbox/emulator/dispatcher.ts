@@ -87,7 +87,8 @@ export class Dispatcher {
   /** Queues the message for every matching endpoint of its app. */
   dispatch(app: AppRecord, message: MessageRecord): void {
     for (const endpoint of app.endpoints.values()) {
-      if (matches(endpoint, message)) this.enqueue({ app, message, endpointId: endpoint.id, attempt: 0, triggerType: 'scheduled' });
+      if (matches(endpoint, message))
+        this.enqueue({ app, message, endpointId: endpoint.id, attempt: 0, triggerType: 'scheduled' });
     }
   }
 
@@ -181,7 +182,11 @@ export class Dispatcher {
     body: string,
   ): Promise<{ ok: boolean; status: number; response: string }> {
     if (!isLoopbackUrl(endpoint.url)) {
-      return { ok: false, status: 0, response: 'The sandbox delivers only to addresses on this machine (localhost, 127.0.0.1, ::1).' };
+      return {
+        ok: false,
+        status: 0,
+        response: 'The sandbox delivers only to addresses on this machine (localhost, 127.0.0.1, ::1).',
+      };
     }
     try {
       const response = await fetch(endpoint.url, {
@@ -197,7 +202,11 @@ export class Dispatcher {
         signal: AbortSignal.timeout(this.options.attemptTimeoutMs),
       });
       const text = await response.text();
-      return { ok: response.status >= 200 && response.status < 300, status: response.status, response: text.slice(0, 1_024) };
+      return {
+        ok: response.status >= 200 && response.status < 300,
+        status: response.status,
+        response: text.slice(0, 1_024),
+      };
     } catch (error) {
       const timedOut = error instanceof Error && error.name === 'TimeoutError';
       return { ok: false, status: 0, response: timedOut ? 'timed out' : 'could not connect' };

@@ -16,7 +16,8 @@ const matching = (pattern: RegExp, name: string) =>
   new t.Type<string, string, unknown>(
     name,
     (value): value is string => typeof value === 'string' && pattern.test(value),
-    (value, context) => (typeof value === 'string' && pattern.test(value) ? t.success(value) : t.failure(value, context)),
+    (value, context) =>
+      typeof value === 'string' && pattern.test(value) ? t.success(value) : t.failure(value, context),
     t.identity,
   );
 
@@ -26,7 +27,10 @@ const NonEmpty = matching(/\S/, 'NonEmptyString');
 const Metadata = t.record(t.string, t.string, 'Metadata');
 
 export const ApplicationIn = t.intersection(
-  [t.type({ name: NonEmpty }), t.partial({ uid: nullable(Uid), metadata: nullable(Metadata), throttleRate: nullable(t.number) })],
+  [
+    t.type({ name: NonEmpty }),
+    t.partial({ uid: nullable(Uid), metadata: nullable(Metadata), throttleRate: nullable(t.number) }),
+  ],
   'ApplicationIn',
 );
 export type ApplicationIn = t.TypeOf<typeof ApplicationIn>;

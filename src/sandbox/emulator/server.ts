@@ -134,15 +134,20 @@ const messageOut = (message: MessageRecord, withContent: boolean) => ({
   ...(message.tags !== undefined ? { tags: message.tags } : {}),
 });
 
-const listOut = <T, O>(list: ListAnswer<T>, map: (item: T) => O): ListAnswer<O> => ({ ...list, data: list.data.map(map) });
+const listOut = <T, O>(list: ListAnswer<T>, map: (item: T) => O): ListAnswer<O> => ({
+  ...list,
+  data: list.data.map(map),
+});
 
-const queryIssue = (name: string, msg: string) => ApiError.invalid([{ loc: ['query', name], msg, type: 'value_error' }]);
+const queryIssue = (name: string, msg: string) =>
+  ApiError.invalid([{ loc: ['query', name], msg, type: 'value_error' }]);
 
 const limitOf = (query: URLSearchParams): number => {
   const text = query.get('limit');
   if (text === null) return 50;
   const limit = Number(text);
-  if (!/^\d+$/.test(text) || limit < 1 || limit > 250) throw queryIssue('limit', 'ensure this value is between 1 and 250');
+  if (!/^\d+$/.test(text) || limit < 1 || limit > 250)
+    throw queryIssue('limit', 'ensure this value is between 1 and 250');
   return limit;
 };
 
@@ -240,7 +245,11 @@ export class ProviderEmulator {
   }
 
   stats(): EmulatorStats {
-    return { requests: this.requests, ...this.store.counts(), deliveries: { ...this.dispatcher.stats, pending: this.dispatcher.pending } };
+    return {
+      requests: this.requests,
+      ...this.store.counts(),
+      deliveries: { ...this.dispatcher.stats, pending: this.dispatcher.pending },
+    };
   }
 
   // ---- HTTP ----------------------------------------------------------------
@@ -278,7 +287,12 @@ export class ProviderEmulator {
     const limit = this.options.maxBodyBytes ?? 1024 * 1024;
     const declared = Number(request.headers['content-length'] ?? '0');
     if (declared > limit) {
-      json(response, 413, { code: 'payload_too_large', detail: `The request body is larger than ${limit} bytes.` }, { connection: 'close' });
+      json(
+        response,
+        413,
+        { code: 'payload_too_large', detail: `The request body is larger than ${limit} bytes.` },
+        { connection: 'close' },
+      );
       request.destroy();
       return;
     }
@@ -307,7 +321,13 @@ export class ProviderEmulator {
     });
   }
 
-  private answer(method: string, path: string, query: URLSearchParams, text: string, idempotencyKey: string | string[] | undefined): Reply {
+  private answer(
+    method: string,
+    path: string,
+    query: URLSearchParams,
+    text: string,
+    idempotencyKey: string | string[] | undefined,
+  ): Reply {
     const replayKey = method === 'POST' && typeof idempotencyKey === 'string' ? `${path} ${idempotencyKey}` : undefined;
     const ttl = this.options.idempotencyTtlMs ?? 12 * 60 * 60 * 1000;
     if (replayKey) {
@@ -321,7 +341,9 @@ export class ProviderEmulator {
         try {
           body = JSON.parse(text);
         } catch {
-          throw ApiError.invalid([{ loc: ['body'], msg: 'the body is not valid JSON', type: 'value_error.jsondecode' }]);
+          throw ApiError.invalid([
+            { loc: ['body'], msg: 'the body is not valid JSON', type: 'value_error.jsondecode' },
+          ]);
         }
       }
       reply = this.route({ method, segments: path.split('/').filter((part) => part !== ''), query, body });
@@ -349,15 +371,29 @@ export class ProviderEmulator {
     if (collection === 'event-type') {
       if (segments.length === 3) {
         if (method === 'GET') {
-          return { status: 200, body: listOut(this.store.listEventTypes(limitOf(query), query.get('iterator') ?? undefined, flagOf(query, 'include_archived', false)), eventTypeOut) };
+          return {
+            status: 200,
+            body: listOut(
+              this.store.listEventTypes(
+                limitOf(query),
+                query.get('iterator') ?? undefined,
+                flagOf(query, 'include_archived', false),
+              ),
+              eventTypeOut,
+            ),
+          };
         }
-        if (method === 'POST') return { status: 201, body: eventTypeOut(this.store.createEventType(decoded(EventTypeIn, body))) };
+        if (method === 'POST')
+          return { status: 201, body: eventTypeOut(this.store.createEventType(decoded(EventTypeIn, body))) };
         throw notAllowed();
       }
       if (segments.length === 4 && id) {
         if (method === 'GET') return { status: 200, body: eventTypeOut(this.store.eventType(id)) };
         if (method === 'PUT') {
-          if (!EventTypeName.is(id)) throw ApiError.invalid([{ loc: ['path', 'event_type_name'], msg: 'not a valid event type name', type: 'value_error' }]);
+          if (!EventTypeName.is(id))
+            throw ApiError.invalid([
+              { loc: ['path', 'event_type_name'], msg: 'not a valid event type name', type: 'value_error' },
+            ]);
           const { eventType, created } = this.store.putEventType(id, decoded(EventTypeUpsertIn, body));
           return { status: created ? 201 : 200, body: eventTypeOut(eventType) };
         }
@@ -368,9 +404,16 @@ export class ProviderEmulator {
 
     if (collection !== 'app') throw ApiError.notFound();
     if (segments.length === 3) {
-      if (method === 'GET') return { status: 200, body: listOut(this.store.listApps(limitOf(query), query.get('iterator') ?? undefined), appOut) };
+      if (method === 'GET')
+        return {
+          status: 200,
+          body: listOut(this.store.listApps(limitOf(query), query.get('iterator') ?? undefined), appOut),
+        };
       if (method === 'POST') {
-        const { app, created } = this.store.createApp(decoded(ApplicationIn, body), flagOf(query, 'get_if_exists', false));
+        const { app, created } = this.store.createApp(
+          decoded(ApplicationIn, body),
+          flagOf(query, 'get_if_exists', false),
+        );
         return { status: created ? 201 : 200, body: appOut(app) };
       }
       throw notAllowed();
@@ -391,7 +434,12 @@ export class ProviderEmulator {
       if (segments.length === 5) {
         if (method === 'GET') {
           const withContent = flagOf(query, 'with_content', true);
-          const list = this.store.listMessages(app, limitOf(query), query.get('iterator') ?? undefined, eventTypesOf(query));
+          const list = this.store.listMessages(
+            app,
+            limitOf(query),
+            query.get('iterator') ?? undefined,
+            eventTypesOf(query),
+          );
           return { status: 200, body: listOut(list, (message) => messageOut(message, withContent)) };
         }
         if (method === 'POST') {
@@ -402,7 +450,8 @@ export class ProviderEmulator {
         throw notAllowed();
       }
       if (segments.length === 6 && subId) {
-        if (method === 'GET') return { status: 200, body: messageOut(this.store.message(app, subId), flagOf(query, 'with_content', true)) };
+        if (method === 'GET')
+          return { status: 200, body: messageOut(this.store.message(app, subId), flagOf(query, 'with_content', true)) };
         throw notAllowed();
       }
       if (segments.length === 9 && subId && leaf === 'endpoint' && leafId && action === 'resend') {
@@ -425,8 +474,13 @@ export class ProviderEmulator {
   ): Reply {
     const { method, segments, query, body } = request;
     if (segments.length === 5) {
-      if (method === 'GET') return { status: 200, body: listOut(this.store.listEndpoints(app, limitOf(query), query.get('iterator') ?? undefined), endpointOut) };
-      if (method === 'POST') return { status: 201, body: endpointOut(this.store.createEndpoint(app, decoded(EndpointIn, body))) };
+      if (method === 'GET')
+        return {
+          status: 200,
+          body: listOut(this.store.listEndpoints(app, limitOf(query), query.get('iterator') ?? undefined), endpointOut),
+        };
+      if (method === 'POST')
+        return { status: 201, body: endpointOut(this.store.createEndpoint(app, decoded(EndpointIn, body))) };
       throw notAllowed();
     }
     if (!endpointId) throw ApiError.notFound();
@@ -446,7 +500,10 @@ export class ProviderEmulator {
     if (leaf === 'secret' && action === 'rotate' && segments.length === 8) {
       if (method !== 'POST') throw notAllowed();
       const input = decoded(EndpointSecretRotateIn, body ?? {});
-      const graceMs = input.gracePeriodSeconds != null ? input.gracePeriodSeconds * 1000 : (this.options.rotationGraceMs ?? 24 * 60 * 60 * 1000);
+      const graceMs =
+        input.gracePeriodSeconds != null
+          ? input.gracePeriodSeconds * 1000
+          : (this.options.rotationGraceMs ?? 24 * 60 * 60 * 1000);
       this.store.rotateSecret(endpoint, input.key ?? undefined, graceMs);
       return { status: 204 };
     }

@@ -154,11 +154,17 @@ const page = <T>(items: T[], limit: number, idOf: (item: T) => string, done: boo
 };
 
 /** Lists in creation order after `iterator` (an id), `limit` at a time. */
-const listAfter = <T>(all: T[], idOf: (item: T) => string, limit: number, iterator: string | undefined): ListAnswer<T> => {
+const listAfter = <T>(
+  all: T[],
+  idOf: (item: T) => string,
+  limit: number,
+  iterator: string | undefined,
+): ListAnswer<T> => {
   let start = 0;
   if (iterator) {
     const index = all.findIndex((item) => idOf(item) === iterator);
-    if (index < 0) throw ApiError.invalid([{ loc: ['query', 'iterator'], msg: 'invalid iterator', type: 'value_error' }]);
+    if (index < 0)
+      throw ApiError.invalid([{ loc: ['query', 'iterator'], msg: 'invalid iterator', type: 'value_error' }]);
     start = index + 1;
   }
   const items = all.slice(start, start + limit);
@@ -182,7 +188,8 @@ export class Store {
         throw ApiError.conflict('An application with this uid already exists.');
       }
     }
-    if (this.apps.size >= this.limits.maxApps) throw new ApiError(403, { code: 'limit_reached', detail: 'Too many applications in the sandbox.' });
+    if (this.apps.size >= this.limits.maxApps)
+      throw new ApiError(403, { code: 'limit_reached', detail: 'Too many applications in the sandbox.' });
     const at = now();
     const app: AppRecord = {
       id: newId('app'),
@@ -269,17 +276,24 @@ export class Store {
   createEndpoint(app: AppRecord, input: EndpointIn): EndpointRecord {
     if (input.eventTypes && input.filterTypes) {
       throw ApiError.invalid([
-        { loc: ['body', 'filterTypes'], msg: 'eventTypes and filterTypes are the same field: send only eventTypes', type: 'value_error' },
+        {
+          loc: ['body', 'filterTypes'],
+          msg: 'eventTypes and filterTypes are the same field: send only eventTypes',
+          type: 'value_error',
+        },
       ]);
     }
     const eventTypes = input.eventTypes ?? input.filterTypes ?? undefined;
     const field = input.eventTypes ? 'eventTypes' : 'filterTypes';
     const unknown = (eventTypes ?? []).findIndex((name) => !this.eventTypes.has(name));
     if (unknown >= 0) {
-      throw ApiError.invalid([{ loc: ['body', field, String(unknown)], msg: 'Unknown event type', type: 'value_error' }]);
+      throw ApiError.invalid([
+        { loc: ['body', field, String(unknown)], msg: 'Unknown event type', type: 'value_error' },
+      ]);
     }
     const uid = input.uid ?? undefined;
-    if (uid !== undefined && this.findEndpointByUid(app, uid)) throw ApiError.conflict('An endpoint with this uid already exists.');
+    if (uid !== undefined && this.findEndpointByUid(app, uid))
+      throw ApiError.conflict('An endpoint with this uid already exists.');
     if (app.endpoints.size >= this.limits.maxEndpointsPerApp) {
       throw new ApiError(403, { code: 'limit_reached', detail: 'Too many endpoints in this application.' });
     }
@@ -325,7 +339,10 @@ export class Store {
   /** A new secret; the old one keeps signing for the grace period. */
   rotateSecret(endpoint: EndpointRecord, key: string | undefined, graceMs: number): void {
     const at = Date.now();
-    endpoint.previous = [...endpoint.previous.filter((old) => old.until > at), { secret: endpoint.secret, until: at + graceMs }];
+    endpoint.previous = [
+      ...endpoint.previous.filter((old) => old.until > at),
+      { secret: endpoint.secret, until: at + graceMs },
+    ];
     endpoint.secret = key ? (key.startsWith('whsec_') ? key : `whsec_${key}`) : newSecret();
     endpoint.updatedAt = new Date(at).toISOString();
   }
@@ -389,7 +406,12 @@ export class Store {
   }
 
   /** Newest first; `iterator` is the id of the last message of the previous page. */
-  listMessages(app: AppRecord, limit: number, iterator: string | undefined, eventTypes: string[] | undefined): ListAnswer<MessageRecord> {
+  listMessages(
+    app: AppRecord,
+    limit: number,
+    iterator: string | undefined,
+    eventTypes: string[] | undefined,
+  ): ListAnswer<MessageRecord> {
     let index = app.log.length - 1;
     if (iterator) {
       const from = app.messages.get(iterator);
