@@ -3,6 +3,7 @@ import { isRight } from 'fp-ts/Either';
 import { defineApp, version as platformVersion } from 'zapier-platform-core';
 import { addProviderHeaders, authentication } from './authentication';
 import { auctionStatusChanged } from './triggers/auctionStatusChanged';
+import { recentAuctioneers, recentStatuses } from './triggers/choices';
 
 // The app's version follows package.json, so `zapier-platform push` publishes what npm says.
 const PackageJson = t.type({ version: t.string }, 'PackageJson');
@@ -17,6 +18,9 @@ const app = defineApp({
   beforeRequest: [addProviderHeaders],
   triggers: {
     [auctionStatusChanged.key]: auctionStatusChanged,
+    // Hidden: they feed the dropdowns of Auction Status Changed.
+    [recentStatuses.key]: recentStatuses,
+    [recentAuctioneers.key]: recentAuctioneers,
   },
 });
 

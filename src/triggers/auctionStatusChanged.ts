@@ -7,26 +7,18 @@ import {
   toTriggerItem,
   type AuctionStatusChangedItem,
 } from '../fields/auctionStatusChanged';
-import {
-  createEndpoint,
-  deleteEndpoint,
-  ensureEventType,
-  getEndpointSecret,
-  listRecentMessages,
-} from '../provider/api';
-import { EVENT_TYPE_NAME } from '../provider/eventType';
+import { createEndpoint, deleteEndpoint, ensureEventType, getEndpointSecret } from '../provider/api';
 import { isEndpointId } from '../provider/ids';
 import { connectionOf } from '../provider/request';
 import { checkEnvelope, signedWith, signingHeaders } from '../provider/signature';
 import { decodePayload, parseBody, RawRequest, refuse, SubscribeData } from './delivery';
 import { cacheGet, cacheSet } from './cache';
+import { recentAuctioneers, recentStatuses } from './choices';
 import { firstDelivery } from './dedupe';
 import { passesFilters, readFilters } from './filters';
+import { recentEvents } from './recentEvents';
 
 export const TRIGGER_KEY = 'auction_status_changed';
-
-/** How many recent messages the Zap editor's "Test trigger" reads. */
-export const RECENT_LIMIT = 50;
 
 /** A secret re-read after a signature mismatch is kept this long, so a flood of forgeries costs one provider call. */
 export const REREAD_SECRET_TTL_SECONDS = 10 * 60;
@@ -136,24 +128,11 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
 };
 
 const performList = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {
-  const connection = connectionOf(z, bundle);
-  const messages = await listRecentMessages(z, connection, RECENT_LIMIT);
-  const events = messages.filter((message) => message.eventType === EVENT_TYPE_NAME);
-  if (events.length === 0) return [auctionStatusChangedSample];
-  const items: AuctionStatusChangedItem[] = [];
-  let firstProblem: string | undefined;
-  for (const message of events) {
-    const payload = decodePayload(message.payload);
-    const sentAtMs = Date.parse(message.timestamp);
-    if (!payload.ok || Number.isNaN(sentAtMs)) {
-      firstProblem ??= payload.ok ? 'A recent auction event has no valid time.' : payload.message;
-      continue;
-    }
-    items.push(toTriggerItem(payload.payload, { messageId: message.id, sentAtMs }));
-  }
+  const { items, firstProblem } = await recentEvents(z, bundle);
   if (items.length === 0 && firstProblem !== undefined) {
     throw new z.errors.Error(firstProblem, 'InvalidPayload', 400);
   }
+  if (items.length === 0) return [auctionStatusChangedSample];
   const filters = readFilters(bundle.inputData);
   return items.filter((item) => passesFilters(item, filters));
 };
@@ -176,14 +155,17 @@ export const auctionStatusChanged = defineTrigger({
         label: 'Only These Statuses',
         list: true,
         required: false,
+        dynamic: `${recentStatuses.key}.id.name`,
         helpText:
-          'Run the Zap only for these statuses, such as OPEN_FOR_BIDDING or CLOSED (capitals, spaces and underscores do not matter). Leave empty to run it for every status.',
+          'Run the Zap only for these statuses. Pick from the statuses your auctions have had recently, or type one that has not happened yet (capitals, spaces and underscores do not matter). Leave empty to run it for every status.',
       },
       {
         key: 'auctioneerUuid',
-        label: 'Only This Auctioneer (UUID)',
+        label: 'Only This Auctioneer',
         required: false,
-        helpText: "Run the Zap only for this auctioneer's auctions. Leave empty to run it for every auctioneer.",
+        dynamic: `${recentAuctioneers.key}.id.name`,
+        helpText:
+          "Run the Zap only for this auctioneer's auctions. Pick from the auctioneers seen in recent events, or paste an auctioneer's UUID. Leave empty to run it for every auctioneer.",
       },
     ],
     performSubscribe,
