@@ -86,7 +86,12 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     return 0;
   } catch (error) {
     if (error instanceof ProviderFailure) {
-      io.err(`Set-up stopped: ${error.message}`);
+      // The shared messages speak of Zapier's "reconnect"; here the person reruns the command.
+      const message =
+        error.failure.kind === 'auth'
+          ? 'The provider did not accept the API Access Key (401). Check that you copied the whole key, or create a new one under API Access in your provider account, then run the set-up again.'
+          : error.message;
+      io.err(`Set-up stopped: ${message}`);
       return 1;
     }
     throw error;

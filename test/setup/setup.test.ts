@@ -124,7 +124,8 @@ describe('npm run setup (the command)', () => {
     await start();
     const result = await run(['--api-key', 'testsk_notTheRightOne', '--server-url', url]);
     expect(result.code).toBe(1);
-    expect(result.err).toMatch(/API Access Key/);
+    expect(result.err).toMatch(/did not accept the API Access Key .*run the set-up again/);
+    expect(result.err).not.toMatch(/Reconnect/);
     expect(result.err).not.toContain('testsk_notTheRightOne');
   });
 
