@@ -4,14 +4,7 @@
 // loads (TypeScript keeps this order when it compiles to CommonJS).
 process.env.NODE_ENV = process.env.NODE_ENV ?? 'test';
 
+import { runCommand } from '../cli/runCommand';
 import { main } from './index';
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`The benchmark stopped: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  },
-);
+runCommand(() => main(process.argv.slice(2)), 'The benchmark stopped');

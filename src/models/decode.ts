@@ -51,17 +51,23 @@ const holdsFields = (type: t.Decoder<unknown, unknown>): boolean => {
   );
 };
 
-export const describeError = (error: t.ValidationError): string => {
-  const context = error.context;
-  const first = context[0];
-  const root = first && isNamed(first.type.name) ? first.type.name : 'value';
+/** The field names (and list positions) from the decoded value down to the failing one. */
+export const errorPath = (error: t.ValidationError): string[] => {
   const keys: string[] = [];
-  context.forEach((entry, index) => {
-    const parent = context[index - 1];
+  error.context.forEach((entry, index) => {
+    const parent = error.context[index - 1];
     // Intersection and union members are keyed by position: not part of the path.
     const positional = /^\d+$/.test(entry.key) && !(parent && holdsFields(parent.type));
     if (parent && entry.key !== '' && !positional) keys.push(entry.key);
   });
+  return keys;
+};
+
+export const describeError = (error: t.ValidationError): string => {
+  const context = error.context;
+  const first = context[0];
+  const root = first && isNamed(first.type.name) ? first.type.name : 'value';
+  const keys = errorPath(error);
   const last = context[context.length - 1];
   const path = [root, ...keys].join('.');
   if (error.message) return `${path}: ${error.message}`;

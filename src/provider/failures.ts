@@ -136,6 +136,32 @@ export const describeStatus = (
   }
 };
 
+/**
+ * What an answer from the provider means: its parsed JSON body when the
+ * status is a success or one the caller handles itself, otherwise the failure
+ * to report. Shared by the app's z.request calls and the set-up's fetch calls.
+ */
+export const judgeAnswer = (
+  status: number,
+  text: string,
+  call: FailureContext & { accept?: readonly number[] },
+  retryAfter: string | null | undefined,
+): { ok: true; body: unknown } | { ok: false; failure: Failure } => {
+  let body: unknown;
+  let parsed = true;
+  if (text.trim() !== '') {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      parsed = false;
+    }
+  }
+  const accepted = (status >= 200 && status < 300) || (call.accept ?? []).includes(status);
+  if (!accepted) return { ok: false, failure: describeStatus(status, body, call, retryAfter) };
+  if (!parsed) return { ok: false, failure: describeNotJson(call.action) };
+  return { ok: true, body };
+};
+
 export const describeNotJson = (action: string): Failure => ({
   kind: 'error',
   code: 'ProviderNotJson',

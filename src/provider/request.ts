@@ -4,10 +4,9 @@ import { isRight } from 'fp-ts/Either';
 import { describeDecodeErrors } from '../models/decode';
 import { readConnection, type Connection } from './connection';
 import {
-  describeNotJson,
-  describeStatus,
   describeUnexpectedShape,
   describeUnreachable,
+  judgeAnswer,
   type Failure,
   type FailureContext,
 } from './failures';
@@ -76,21 +75,9 @@ export const callProvider = async (z: ZObject, connection: Connection, call: Pro
     if (cause instanceof Error && /^(AppError|ThrottledError|ExpiredAuthError)$/.test(cause.name)) throw cause;
     return raise(z, describeUnreachable(call.action, new URL(url).origin, cause));
   }
-  const ok = response.status >= 200 && response.status < 300;
-  const accepted = ok || (call.accept ?? []).includes(response.status);
-  const text = response.content;
-  let body: unknown;
-  let parsed = true;
-  if (text.trim() !== '') {
-    try {
-      body = JSON.parse(text);
-    } catch {
-      parsed = false;
-    }
-  }
-  if (!accepted) return raise(z, describeStatus(response.status, body, call, response.getHeader('retry-after')));
-  if (!parsed) return raise(z, describeNotJson(call.action));
-  return { status: response.status, body };
+  const answer = judgeAnswer(response.status, response.content, call, response.getHeader('retry-after'));
+  if (!answer.ok) return raise(z, answer.failure);
+  return { status: response.status, body: answer.body };
 };
 
 /** Decodes a provider answer with its codec, or raises an error naming what was off. */

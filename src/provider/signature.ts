@@ -67,8 +67,9 @@ export const checkEnvelope = (
 ):
   { ok: true; id: string; timestamp: string; seconds: number; signature: string } | { ok: false; refusal: Refusal } => {
   const refusal = envelopeRefusal(delivery, nowSeconds);
-  const { id, timestamp, signature } = delivery;
-  if (refusal || !id || !timestamp || !signature) return { ok: false, refusal: refusal ?? 'missing-headers' };
+  if (refusal) return { ok: false, refusal };
+  // envelopeRefusal has checked that all three headers are there.
+  const { id = '', timestamp = '', signature = '' } = delivery;
   return { ok: true, id, timestamp, seconds: Number(timestamp), signature };
 };
 

@@ -60,6 +60,27 @@ export class AuctionBackEnd {
     await this.emit(auction);
   }
 
+  /** Auctions not yet at the end of their life cycle, oldest first. */
+  private readonly open: Auction[] = [];
+
+  /**
+   * Emits the next event of a steady flow: every `openEvery`-th event (and
+   * whenever none is open) opens a new auction, the others move the oldest
+   * open auction on a step, so creations and status changes both flow.
+   */
+  async emitNext(openEvery: number): Promise<void> {
+    const oldest = this.open[0];
+    const next = oldest ? AuctionBackEnd.nextStatus(oldest.status) : undefined;
+    if (oldest && next && this.emitted.length % openEvery !== 0) {
+      await this.changeStatus(oldest, next);
+      if (!AuctionBackEnd.nextStatus(next)) this.open.shift();
+      return;
+    }
+    const auctioneer = this.auctioneers[this.auctions.length % this.auctioneers.length];
+    if (!auctioneer) throw new Error('the sandbox has no auctioneers');
+    this.open.push(await this.createAuction(auctioneer, SANDBOX_STATUSES[0]));
+  }
+
   /** The next status in the sandbox's life cycle, or undefined at its end. */
   static nextStatus(status: string): string | undefined {
     const index = SANDBOX_STATUSES.findIndex((candidate) => candidate === status);

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { runCommand } from '../cli/runCommand';
 import { ProviderEmulator } from './emulator';
 import { runStory, summaryLine } from './story';
 
@@ -65,14 +66,4 @@ export const main = async (argv: string[]): Promise<number> => {
   return healthy ? 0 : 1;
 };
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(`The sandbox stopped: ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runCommand(() => main(process.argv.slice(2)), 'The sandbox stopped');

@@ -6,6 +6,7 @@ import type { AuctionStatusChangedItem } from '../fields/auctionStatusChanged';
 import type app from '../index';
 import { TRIGGER_KEY } from '../triggers/auctionStatusChanged';
 import { SubscribeData } from '../triggers/delivery';
+import { listenOnLoopback } from './net';
 
 /**
  * Stands in for Zapier: serves one target URL per Zap on loopback, turns each
@@ -147,11 +148,7 @@ export class HookRunner {
       });
     });
     this.server = server;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    if (typeof address !== 'object' || address === null)
-      throw new Error('The Zapier stand-in could not listen on loopback.');
-    this.base = `http://127.0.0.1:${address.port}`;
+    this.base = `http://127.0.0.1:${await listenOnLoopback(server)}`;
     return this.base;
   }
 

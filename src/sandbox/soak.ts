@@ -1,12 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { runCommand } from '../cli/runCommand';
 import app from '../index';
-import { secretKey, sign } from '../provider/signature';
 import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
-import { AuctionBackEnd, SANDBOX_STATUSES, type Auction } from './auctions';
+import { AuctionBackEnd } from './auctions';
 import { ProviderEmulator } from './emulator';
-import { HookRunner, type Zap } from './hookRunner';
+import { newId } from './emulator/store';
+import { FORGERIES, forge } from './forgery';
+import { HookRunner } from './hookRunner';
 
 /**
  * `npm run soak`: auction events through the whole sandbox (emulator → real
@@ -57,51 +59,6 @@ const picked = (index: number, rate: number, offset: number): boolean =>
 const chosen = (messageId: string, rate: number): boolean =>
   rate > 0 && createHash('sha256').update(messageId).digest().readUInt32BE(0) / 0x1_0000_0000 < rate;
 
-const messageIdLike = (): string => {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  return `msg_${[...randomBytes(27)].map((byte) => alphabet[byte % alphabet.length]).join('')}`;
-};
-
-type Forgery = 'wrong-secret' | 'tampered-body' | 'stale-timestamp' | 'no-signature';
-const FORGERIES: readonly Forgery[] = ['wrong-secret', 'tampered-body', 'stale-timestamp', 'no-signature'];
-
-/** A delivery that did not come from the provider now, in one of several shapes. */
-const forge = async (zap: Zap, kind: Forgery, id: string): Promise<void> => {
-  const body = JSON.stringify({
-    auctioneerUuid: 'forged-auctioneer',
-    auctionUuid: 'forged-auction',
-    status: 'LOTS_SOLD',
-  });
-  const now = Math.floor(Date.now() / 1000);
-  const realKey = secretKey(zap.subscribeData.secret);
-  const otherKey = secretKey(`whsec_${randomBytes(24).toString('base64')}`);
-  if (!realKey || !otherKey) throw new Error('the sandbox secret is not base64');
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'svix-id': id,
-    'svix-timestamp': String(now),
-  };
-  let sent = body;
-  switch (kind) {
-    case 'wrong-secret':
-      headers['svix-signature'] = `v1,${sign(otherKey, id, String(now), body)}`;
-      break;
-    case 'tampered-body':
-      // Signed by the real secret, then changed on the way.
-      headers['svix-signature'] = `v1,${sign(realKey, id, String(now), body)}`;
-      sent = body.replace('LOTS_SOLD', 'OPEN_FOR_BIDDING');
-      break;
-    case 'stale-timestamp':
-      // A genuine signature replayed ten minutes later.
-      headers['svix-timestamp'] = String(now - 600);
-      headers['svix-signature'] = `v1,${sign(realKey, id, String(now - 600), body)}`;
-      break;
-    case 'no-signature':
-      break;
-  }
-  await fetch(zap.targetUrl, { method: 'POST', headers, body: sent });
-};
-
 export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   const say = options.say ?? (() => undefined);
   const redeliveryRate = options.redeliveryRate ?? 0.01;
@@ -146,26 +103,14 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     await runner.start();
     const zap = await runner.turnOn('Every status change');
     const backEnd = new AuctionBackEnd(client, appId);
-    const live: Auction[] = [];
-    let created = 0;
 
     for (let batchStart = 0; batchStart < options.events; batchStart += batchSize) {
       const batchEnd = Math.min(options.events, batchStart + batchSize);
       for (let index = batchStart; index < batchEnd; index += 1) {
-        // Open a new auction, or move an open one on a step, so both kinds of event flow.
-        const open = live.findIndex((auction) => AuctionBackEnd.nextStatus(auction.status) !== undefined);
-        const auction = index % 3 !== 0 ? live[open] : undefined;
-        const next = auction ? AuctionBackEnd.nextStatus(auction.status) : undefined;
-        if (auction && next) {
-          await backEnd.changeStatus(auction, next);
-          if (!AuctionBackEnd.nextStatus(next)) live.splice(open, 1);
-        } else {
-          const auctioneer = backEnd.auctioneers[created++ % backEnd.auctioneers.length];
-          if (auctioneer) live.push(await backEnd.createAuction(auctioneer, SANDBOX_STATUSES[0]));
-        }
+        await backEnd.emitNext(3);
         if (picked(index, forgeryRate, 37)) {
           const kind = FORGERIES[forgedIds.size % FORGERIES.length] ?? 'wrong-secret';
-          const id = messageIdLike();
+          const id = newId('msg');
           forgedIds.add(id);
           await forge(zap, kind, id);
         }
@@ -233,14 +178,4 @@ export const main = async (argv: string[]): Promise<number> => {
   return result.lost === 0 && result.doubled === 0 && result.forgedAccepted === 0 ? 0 : 1;
 };
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(`The soak stopped: ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runCommand(() => main(process.argv.slice(2)), 'The soak stopped');

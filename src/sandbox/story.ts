@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import app from '../index';
-import { sign, secretKey } from '../provider/signature';
 import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
-import { AuctionBackEnd, SANDBOX_STATUSES, type Auction } from './auctions';
+import { AuctionBackEnd } from './auctions';
 import { ProviderEmulator } from './emulator';
+import { newId } from './emulator/store';
+import { forge } from './forgery';
 import { HookRunner, type ZapRun } from './hookRunner';
 
 /**
@@ -91,37 +92,14 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
 
     say(`[4/7] The auction back-end emits ${events} events (creation, then each status change):`);
     const backEnd = new AuctionBackEnd(client, setup.appId);
-    const live: Auction[] = [];
-    let created = 0;
-    // Alternate: open a new auction, then move the oldest unfinished one on a step.
-    for (let step = 0; backEnd.emitted.length < events; step += 1) {
-      const advancing = step % 2 === 1 ? live.find((auction) => AuctionBackEnd.nextStatus(auction.status)) : undefined;
-      const status = advancing ? AuctionBackEnd.nextStatus(advancing.status) : undefined;
-      if (advancing && status) {
-        await backEnd.changeStatus(advancing, status);
-      } else {
-        const auctioneer = backEnd.auctioneers[created++ % backEnd.auctioneers.length];
-        if (auctioneer) live.push(await backEnd.createAuction(auctioneer, SANDBOX_STATUSES[0]));
-      }
-    }
+    // Alternate: open a new auction, then move the oldest open one on a step.
+    while (backEnd.emitted.length < events) await backEnd.emitNext(2);
     await emulator.idle();
     await runner.idle();
 
     say("[5/7] A forged delivery, signed with a secret that is not the endpoint's:");
-    const forgedBody = JSON.stringify({ auctioneerUuid: 'forged', auctionUuid: 'forged', status: 'LOTS_SOLD' });
-    const forgedId = `msg_${randomBytes(14).toString('hex').slice(0, 27)}`;
-    const timestamp = String(Math.floor(Date.now() / 1000));
-    const wrongKey = secretKey(`whsec_${randomBytes(24).toString('base64')}`);
-    await fetch(zap.targetUrl, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'svix-id': forgedId,
-        'svix-timestamp': timestamp,
-        'svix-signature': `v1,${wrongKey ? sign(wrongKey, forgedId, timestamp, forgedBody) : ''}`,
-      },
-      body: forgedBody,
-    });
+    const forgedId = newId('msg');
+    await forge(zap, 'wrong-secret', forgedId);
     await runner.idle();
 
     const redelivered =

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { runCommand } from '../cli/runCommand';
 import { serverUrlFor } from '../provider/serverUrl';
 import { ProviderClient, ProviderFailure } from './client';
 import { DEFAULT_APP_NAME, runSetup } from './setup';
@@ -99,17 +100,10 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
 };
 
 if (require.main === module) {
-  main(process.argv.slice(2), {
+  const io: CliIo = {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     env: process.env,
-  }).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (error: unknown) => {
-      process.stderr.write(`Set-up failed unexpectedly: ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exitCode = 1;
-    },
-  );
+  };
+  runCommand(() => main(process.argv.slice(2), io), 'Set-up failed unexpectedly');
 }

@@ -2,10 +2,9 @@ import type * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
 import { describeDecodeErrors } from '../models/decode';
 import {
-  describeNotJson,
-  describeStatus,
   describeUnexpectedShape,
   describeUnreachable,
+  judgeAnswer,
   type Failure,
   type FailureContext,
 } from '../provider/failures';
@@ -71,21 +70,9 @@ export class ProviderClient {
         cause instanceof Error && cause.name === 'TimeoutError' ? { type: 'request-timeout' } : causeOf(cause);
       throw new ProviderFailure(describeUnreachable(call.action, url.origin, reason));
     }
-    const text = await response.text();
-    let body: unknown;
-    let parsed = true;
-    if (text.trim() !== '') {
-      try {
-        body = JSON.parse(text);
-      } catch {
-        parsed = false;
-      }
-    }
-    const accepted = response.ok || (call.accept ?? []).includes(response.status);
-    if (!accepted)
-      throw new ProviderFailure(describeStatus(response.status, body, call, response.headers.get('retry-after')));
-    if (!parsed) throw new ProviderFailure(describeNotJson(call.action));
-    return { status: response.status, body };
+    const answer = judgeAnswer(response.status, await response.text(), call, response.headers.get('retry-after'));
+    if (!answer.ok) throw new ProviderFailure(answer.failure);
+    return { status: response.status, body: answer.body };
   }
 
   decode<A>(codec: t.Decoder<unknown, A>, body: unknown, action: string): A {

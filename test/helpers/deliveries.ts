@@ -1,20 +1,19 @@
-import { randomBytes } from 'node:crypto';
 import nock from 'nock';
 import { Webhook } from 'standardwebhooks';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
+import { newId } from '../../src/sandbox/emulator/store';
 import { auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
 import { MARKER, MARKER_NUMBER, type Signing } from '../fixtures/hostileDeliveries';
-import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, authData, errorDetails, newSecret } from './fixtures';
+import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, authData, errorDetails, newSecret, subscription } from './fixtures';
 
 /** Shared by the bad-input corpus and the property tests: signing, delivering and judging a delivery. */
 
 const appTester = createAppTester(app);
 const perform = auctionStatusChangedOperations.perform;
-const subscribeData = { id: ENDPOINT_ID, secret: SECRET };
-const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-export const messageId = (): string =>
-  `msg_${[...randomBytes(27)].map((byte) => ALPHANUMERIC[byte % ALPHANUMERIC.length]).join('')}`;
+const subscribeData = subscription;
+/** A fresh provider message id (`msg_` and 27 letters or digits). */
+export const messageId = (): string => newId('msg');
 
 const signWith = (secret: string, id: string, at: Date, body: string): string =>
   new Webhook(secret.replace(/^whsec_/, '')).sign(id, at, body);

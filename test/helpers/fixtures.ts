@@ -15,6 +15,9 @@ export const authData = { apiKey: API_KEY, appId: APP_ID };
 export const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
 export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
+/** What performSubscribe stored for the Zap the tests deliver to. */
+export const subscription = { id: ENDPOINT_ID, secret: SECRET };
+
 export const payload = {
   auctioneerUuid: '0e7c2f44-3b8e-4f6d-a1d2-9c5b8e7a4f20',
   auctionUuid: '5b0f1c1e-8d2a-4c59-9a37-2f1f7e0b6c11',

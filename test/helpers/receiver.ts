@@ -1,4 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { listenOnLoopback } from '../../src/sandbox/net';
 
 /** A webhook receiver on loopback that records what the emulator delivers. */
 
@@ -25,11 +26,9 @@ export const startReceiver = async (answer: (index: number) => number = () => 20
       response.writeHead(answer(index)).end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (typeof address !== 'object' || address === null) throw new Error('receiver did not listen');
+  const port = await listenOnLoopback(server);
   return {
-    url: `http://127.0.0.1:${address.port}/webhook`,
+    url: `http://127.0.0.1:${port}/webhook`,
     received,
     close: () =>
       new Promise<void>((resolve) => {

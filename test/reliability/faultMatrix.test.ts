@@ -1,9 +1,9 @@
-import { createServer } from 'node:http';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { testConnection } from '../../src/authentication';
 import { requestSettings } from '../../src/provider/request';
 import { ProviderEmulator, type Fault } from '../../src/sandbox/emulator';
+import { unusedPort } from '../../src/sandbox/net';
 import { ProviderClient, ProviderFailure } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
 import { auctionStatusChangedOperations as trigger } from '../../src/triggers/auctionStatusChanged';
@@ -107,15 +107,6 @@ let url: string;
 let faultOn: Fault | undefined;
 let appId: string;
 
-const closedPort = async (): Promise<number> => {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
-};
-
 beforeAll(() => {
   requestSettings.timeoutMs = 300;
 });
@@ -212,7 +203,7 @@ describe.each(OPERATIONS)('$name', (operation) => {
   it.each(CASES)('$label', async ({ label, fault, outcome: byDefault }) => {
     await subscribedBeforeFault;
     const outcome = EXCEPTIONS[operation.name]?.[label] ?? byDefault;
-    const serverUrl = fault === 'refused' ? `http://127.0.0.1:${await closedPort()}` : url;
+    const serverUrl = fault === 'refused' ? `http://127.0.0.1:${await unusedPort()}` : url;
     if (fault !== 'refused') faultOn = fault;
     let caught: unknown;
     try {

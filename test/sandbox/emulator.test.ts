@@ -1,5 +1,7 @@
+import { createServer } from 'node:http';
 import { ApiException, Svix, Webhook } from 'svix';
 import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulator';
+import { listenOnLoopback } from '../../src/sandbox/net';
 import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/provider/eventType';
 import { startReceiver, stringHeaders, type Receiver } from '../helpers/receiver';
 import { schemaErrors, type SchemaName } from '../helpers/svixSchemas';
@@ -400,17 +402,14 @@ describe('messages and deliveries', () => {
   it('treats a time-out as a failure and retries it', async () => {
     await start({ retryScheduleMs: [5], attemptTimeoutMs: 100 });
     let calls = 0;
-    const { createServer } = await import('node:http');
     const hanging = createServer((_request, response) => {
       calls += 1;
       if (calls === 1) setTimeout(() => response.writeHead(200).end(), 1_000);
       else response.writeHead(200).end();
     });
-    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
-    const address = hanging.address();
-    if (typeof address !== 'object' || address === null) throw new Error('no port');
+    const port = await listenOnLoopback(hanging);
     const app = await svix.application.create({ name: 'Slow' });
-    await svix.endpoint.create(app.id, { url: `http://127.0.0.1:${address.port}/` });
+    await svix.endpoint.create(app.id, { url: `http://127.0.0.1:${port}/` });
     const message = await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
     await emulator.idle();
     hanging.closeAllConnections();

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { main as setup } from '../../src/setup/cli';
 import { zapierHeaderName } from '../../src/sandbox/hookRunner';
+import { unusedPort } from '../../src/sandbox/net';
 
 /**
  * `npm start` end to end, in a child process exactly as a newcomer runs it
@@ -39,15 +39,6 @@ const summaryOf = (line: string): Record<string, number> =>
       .map(([key, value]) => [key ?? '', Number(value)]),
   );
 
-const freePort = async (): Promise<number> => {
-  const server = createServer();
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  const address = server.address();
-  await new Promise<void>((closed) => server.close(() => closed()));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
-};
-
 describe('npm start', () => {
   it('tells the whole story and ends with a machine-readable summary', async () => {
     const { code, out } = await collect(['start', '--', '--events', '6']);
@@ -78,7 +69,7 @@ describe('npm start', () => {
   }, 60_000);
 
   it('--serve runs only the emulator, which npm run setup can use, until stopped', async () => {
-    const port = await freePort();
+    const port = await unusedPort();
     const child = npm(['start', '--', '--serve', '--port', String(port), '--api-key', 'testsk_served']);
     try {
       const listening = await new Promise<string>((found, failed) => {

@@ -1,7 +1,7 @@
-import { createServer } from 'node:http';
 import { Svix } from 'svix';
 import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/provider/eventType';
 import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulator';
+import { unusedPort } from '../../src/sandbox/net';
 import { ProviderClient } from '../../src/setup/client';
 import { main, type CliIo } from '../../src/setup/cli';
 import { appUidFor, runSetup } from '../../src/setup/setup';
@@ -130,13 +130,8 @@ describe('npm run setup (the command)', () => {
   });
 
   it('ends with exit code 1 when the provider cannot be reached', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const address = closed.address();
-    if (typeof address !== 'object' || address === null) throw new Error('no port');
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
     await start();
-    const result = await run(['--api-key', KEY, '--server-url', `http://127.0.0.1:${address.port}`]);
+    const result = await run(['--api-key', KEY, '--server-url', `http://127.0.0.1:${await unusedPort()}`]);
     expect(result.code).toBe(1);
     expect(result.err).toMatch(/Could not reach the provider/);
   });

@@ -13,11 +13,12 @@ import {
   newSecret,
   payload,
   signedRequest,
+  subscription,
 } from '../helpers/fixtures';
 
 const appTester = createAppTester(app);
 const perform = auctionStatusChangedOperations.perform;
-const subscribeData = { id: ENDPOINT_ID, secret: SECRET };
+const subscribeData = subscription;
 const body = JSON.stringify(payload);
 
 const run = (

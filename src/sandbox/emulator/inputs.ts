@@ -1,5 +1,6 @@
 import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
+import { errorPath } from '../../models/decode';
 import { UID_PATTERN } from '../../provider/ids';
 
 /**
@@ -105,19 +106,8 @@ export interface ValidationIssue {
   type: string;
 }
 
-const holdsFields = (type: t.Decoder<unknown, unknown>): boolean =>
-  type instanceof t.InterfaceType ||
-  type instanceof t.PartialType ||
-  type instanceof t.DictionaryType ||
-  type instanceof t.ArrayType;
-
 const issueOf = (error: t.ValidationError): ValidationIssue => {
-  const loc: string[] = ['body'];
-  error.context.forEach((entry, index) => {
-    const parent = error.context[index - 1];
-    if (!parent || !holdsFields(parent.type)) return;
-    loc.push(entry.key);
-  });
+  const loc = ['body', ...errorPath(error)];
   return error.value === undefined
     ? { loc, msg: 'field required', type: 'value_error.missing' }
     : { loc, msg: `not a valid ${error.context[error.context.length - 1]?.type.name ?? 'value'}`, type: 'type_error' };

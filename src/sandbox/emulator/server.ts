@@ -11,6 +11,7 @@ import {
   EventTypeUpsertIn,
   MessageIn,
 } from './inputs';
+import { listenOnLoopback } from '../net';
 import { Dispatcher, SANDBOX_RETRY_SCHEDULE_MS, type DeliveryStats } from './dispatcher';
 import {
   ApiError,
@@ -54,7 +55,6 @@ export interface FaultContext {
 export interface EmulatorOptions {
   apiKey: string;
   port?: number;
-  host?: string;
   maxBodyBytes?: number;
   retryScheduleMs?: readonly number[];
   attemptTimeoutMs?: number;
@@ -98,41 +98,24 @@ const json = (response: ServerResponse, status: number, body: unknown, headers: 
   response.end(text);
 };
 
-const appOut = (app: AppRecord) => ({
-  id: app.id,
-  name: app.name,
-  metadata: app.metadata,
-  createdAt: app.createdAt,
-  updatedAt: app.updatedAt,
-  ...(app.uid !== undefined ? { uid: app.uid } : {}),
-  ...(app.throttleRate !== undefined ? { throttleRate: app.throttleRate } : {}),
-});
+// Records leave optional fields out when unset, as the provider's answers do:
+// an answer is the record without the emulator's own bookkeeping.
+const appOut = (app: AppRecord) => {
+  const { endpoints, log, head, messages, nextSeq, ...out } = app;
+  return out;
+};
 
-const endpointOut = (endpoint: EndpointRecord) => ({
-  id: endpoint.id,
-  url: endpoint.url,
-  description: endpoint.description,
-  disabled: endpoint.disabled,
-  metadata: endpoint.metadata,
-  createdAt: endpoint.createdAt,
-  updatedAt: endpoint.updatedAt,
-  ...(endpoint.uid !== undefined ? { uid: endpoint.uid } : {}),
-  ...(endpoint.eventTypes !== undefined ? { eventTypes: endpoint.eventTypes } : {}),
-  ...(endpoint.channels !== undefined ? { channels: endpoint.channels } : {}),
-  ...(endpoint.throttleRate !== undefined ? { throttleRate: endpoint.throttleRate } : {}),
-});
+const endpointOut = (endpoint: EndpointRecord) => {
+  const { secret, previous, ...out } = endpoint;
+  return out;
+};
 
 const eventTypeOut = (eventType: EventTypeRecord) => ({ ...eventType });
 
-const messageOut = (message: MessageRecord, withContent: boolean) => ({
-  id: message.id,
-  eventType: message.eventType,
-  payload: withContent ? message.payload : {},
-  timestamp: message.timestamp,
-  ...(message.eventId !== undefined ? { eventId: message.eventId } : {}),
-  ...(message.channels !== undefined ? { channels: message.channels } : {}),
-  ...(message.tags !== undefined ? { tags: message.tags } : {}),
-});
+const messageOut = (message: MessageRecord, withContent: boolean) => {
+  const { seq, attempts, ...out } = message;
+  return withContent ? out : { ...out, payload: {} };
+};
 
 const listOut = <T, O>(list: ListAnswer<T>, map: (item: T) => O): ListAnswer<O> => ({
   ...list,
@@ -203,14 +186,7 @@ export class ProviderEmulator {
       socket.on('close', () => this.sockets.delete(socket));
     });
     this.server = server;
-    const host = this.options.host ?? '127.0.0.1';
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.options.port ?? 0, host, () => resolve());
-    });
-    const address = server.address();
-    const port = typeof address === 'object' && address !== null ? address.port : this.options.port;
-    this.base = `http://${host}:${port}`;
+    this.base = `http://127.0.0.1:${await listenOnLoopback(server, this.options.port ?? 0)}`;
     return this.base;
   }
 
