@@ -16,6 +16,9 @@ const ROOTS = [
   'EndpointSecretOut',
   'MessageOut',
   'ListResponse_MessageOut_',
+  'IntegrationOut',
+  'IntegrationKeyOut',
+  'ListResponse_IntegrationOut_',
   'HttpErrorOut',
   'HTTPValidationError',
 ];

@@ -3,6 +3,7 @@ import { ApiException, Svix, Webhook } from 'svix';
 import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulator';
 import { listenOnLoopback } from '../../src/sandbox/net';
 import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/provider/eventType';
+import { timeOfProviderId } from '../../src/provider/ksuid';
 import { startReceiver, stringHeaders, type Receiver } from '../helpers/receiver';
 import { schemaErrors, type SchemaName } from '../helpers/svixSchemas';
 
@@ -47,6 +48,19 @@ const start = async (options: Partial<EmulatorOptions> = {}): Promise<string> =>
   return url;
 };
 
+/** A raw request with the account key, recorded for the schema check like the SDK's. */
+const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> => {
+  const response = await fetch(`${emulator.url}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  const answer = { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+  recorded.push({ method, path, ...answer });
+  return answer;
+};
+
 const receiver = async (answer?: (index: number) => number): Promise<Receiver> => {
   const started = await startReceiver(answer);
   receivers.push(started);
@@ -69,6 +83,10 @@ const schemaFor = ({ method, path, status }: Recorded): SchemaName | undefined =
     return route.length === 3 && list ? 'ListResponse_EndpointOut_' : 'EndpointOut';
   }
   if (sub === 'msg') return route.length === 3 && list ? 'ListResponse_MessageOut_' : 'MessageOut';
+  if (sub === 'integration') {
+    if (leaf === 'key') return 'IntegrationKeyOut';
+    return route.length === 3 && list ? 'ListResponse_IntegrationOut_' : 'IntegrationOut';
+  }
   return undefined;
 };
 
@@ -315,6 +333,135 @@ describe('endpoints', () => {
   });
 });
 
+describe('endpoint PATCH', () => {
+  it('changes only the fields sent, by id or uid', async () => {
+    await start();
+    const app = await svix.application.create({ name: 'Patches' });
+    await registerEventType();
+    const created = await svix.endpoint.create(app.id, {
+      url: 'http://127.0.0.1:9/hook',
+      uid: 'zap-1',
+      description: 'Belongs to a Zap',
+      filterTypes: [EVENT_TYPE_NAME],
+      metadata: { zap: '1' },
+      throttleRate: 10,
+    });
+    const described = await svix.endpoint.patch(app.id, 'zap-1', { description: 'Renamed' });
+    expect(described).toMatchObject({
+      id: created.id,
+      uid: 'zap-1',
+      url: 'http://127.0.0.1:9/hook',
+      description: 'Renamed',
+      metadata: { zap: '1' },
+      throttleRate: 10,
+      disabled: false,
+    });
+    // This SDK reads the older name; the answer carries eventTypes.
+    expect(recorded[recorded.length - 1]?.body).toMatchObject({ eventTypes: [EVENT_TYPE_NAME] });
+    expect(described.updatedAt.getTime()).toBeGreaterThanOrEqual(created.updatedAt.getTime());
+    expect(described.createdAt).toEqual(created.createdAt);
+
+    const moved = await svix.endpoint.patch(app.id, created.id, {
+      url: 'http://127.0.0.1:9/moved',
+      uid: 'zap-2',
+      metadata: { zap: '2' },
+      throttleRate: 20,
+    });
+    expect(moved).toMatchObject({ url: 'http://127.0.0.1:9/moved', uid: 'zap-2', metadata: { zap: '2' } });
+    expect((await svix.endpoint.get(app.id, 'zap-2')).description).toBe('Renamed');
+    expect((await apiError(svix.endpoint.get(app.id, 'zap-1'))).code).toBe(404);
+    expect(recorded.filter((answer) => answer.method === 'PATCH').map((answer) => answer.status)).toEqual([200, 200]);
+  });
+
+  it('takes eventTypes or the older filterTypes, and null clears a nullable field', async () => {
+    await start();
+    const app = await svix.application.create({ name: 'Patches' });
+    await registerEventType();
+    await svix.eventType.create({ name: 'OTHER', description: 'Other' });
+    const endpoint = await svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/', uid: 'zap', throttleRate: 5 });
+    const path = `/api/v1/app/${app.id}/endpoint/${endpoint.id}`;
+
+    expect(await call('PATCH', path, { eventTypes: ['OTHER'], channels: ['lots'] })).toMatchObject({
+      status: 200,
+      body: { eventTypes: ['OTHER'], channels: ['lots'], uid: 'zap', throttleRate: 5 },
+    });
+    await svix.endpoint.patch(app.id, endpoint.id, { filterTypes: [EVENT_TYPE_NAME] });
+    expect(recorded[recorded.length - 1]?.body).toMatchObject({ eventTypes: [EVENT_TYPE_NAME] });
+    const cleared = await call('PATCH', path, { eventTypes: null, channels: null, uid: null, throttleRate: null });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).not.toHaveProperty('eventTypes');
+    expect(cleared.body).not.toHaveProperty('channels');
+    expect(cleared.body).not.toHaveProperty('uid');
+    expect(cleared.body).not.toHaveProperty('throttleRate');
+    // An empty body changes nothing.
+    const same = await call('PATCH', path, {});
+    expect(same).toMatchObject({ status: 200, body: { id: endpoint.id, url: 'http://127.0.0.1:9/' } });
+  });
+
+  it('refuses what the contract refuses, and then changes nothing', async () => {
+    await start();
+    const app = await svix.application.create({ name: 'Patches' });
+    await registerEventType();
+    const endpoint = await svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/', uid: 'mine' });
+    await svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/', uid: 'taken' });
+    const path = `/api/v1/app/${app.id}/endpoint/${endpoint.id}`;
+
+    const both = await call('PATCH', path, { eventTypes: [EVENT_TYPE_NAME], filterTypes: [EVENT_TYPE_NAME] });
+    expect(both.status).toBe(422);
+    expect(await call('PATCH', path, { description: 'x', eventTypes: [EVENT_TYPE_NAME, 'NOPE'] })).toEqual({
+      status: 422,
+      body: { detail: [{ loc: ['body', 'eventTypes', '1'], msg: 'Unknown event type', type: 'value_error' }] },
+    });
+    const unknown = await apiError(svix.endpoint.patch(app.id, endpoint.id, { filterTypes: ['NOPE'] }));
+    expect(unknown.body).toEqual({
+      detail: [{ loc: ['body', 'filterTypes', '0'], msg: 'Unknown event type', type: 'value_error' }],
+    });
+    for (const body of [
+      { url: 'not a url' },
+      { description: null },
+      { disabled: 'yes' },
+      { metadata: { count: 1 } },
+      { throttleRate: 1.5 },
+      { uid: 'has space' },
+    ]) {
+      expect(await call('PATCH', path, body)).toMatchObject({ status: 422 });
+    }
+    expect((await call('PATCH', path, undefined)).status).toBe(422);
+    expect((await apiError(svix.endpoint.patch(app.id, endpoint.id, { uid: 'taken' }))).code).toBe(409);
+    // Its own uid again is no conflict.
+    expect((await svix.endpoint.patch(app.id, endpoint.id, { uid: 'mine' })).uid).toBe('mine');
+    expect((await apiError(svix.endpoint.patch(app.id, 'ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9', {}))).code).toBe(404);
+
+    const after = await call('GET', path);
+    expect(after.body).toMatchObject({ url: 'http://127.0.0.1:9/', description: '', uid: 'mine' });
+    expect(after.body).not.toHaveProperty('eventTypes');
+  });
+
+  it('re-enables a disabled endpoint, and deliveries resume', async () => {
+    await start();
+    const target = await receiver();
+    const app = await svix.application.create({ name: 'Paused' });
+    const endpoint = await svix.endpoint.create(app.id, { url: target.url, disabled: true });
+    await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload: { ...payload, status: 'DRAFT' } });
+    await emulator.idle();
+    expect(target.received).toHaveLength(0);
+
+    expect((await svix.endpoint.patch(app.id, endpoint.id, { disabled: false })).disabled).toBe(false);
+    const resumed = await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
+    await emulator.idle();
+    const [delivery] = target.received;
+    if (!delivery) throw new Error('no delivery after re-enabling');
+    expect(delivery.headers['svix-id']).toBe(resumed.id);
+    const { key } = await svix.endpoint.getSecret(app.id, endpoint.id);
+    expect(new Webhook(key).verify(delivery.body, stringHeaders(delivery.headers))).toEqual(payload);
+
+    await svix.endpoint.patch(app.id, endpoint.id, { disabled: true });
+    await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
+    await emulator.idle();
+    expect(target.received).toHaveLength(1);
+  });
+});
+
 describe('messages and deliveries', () => {
   it('creates (202), reads, and lists newest first with event_types, limit, iterator and with_content', async () => {
     await start();
@@ -344,6 +491,28 @@ describe('messages and deliveries', () => {
     expect(rest.done).toBe(true);
     const bare = await svix.message.list(app.id, { withContent: false, limit: 1 });
     expect(bare.data[0]).toMatchObject({ eventType: 'SOMETHING_ELSE', payload: {} });
+  });
+
+  it('gives a message an id that tells the same time as its timestamp', async () => {
+    await start();
+    const app = await svix.application.create({ name: 'Times' });
+    const endpoint = await svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/' });
+    const sent = [];
+    for (let index = 0; index < 20; index += 1) {
+      sent.push(await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload }));
+    }
+    // The id holds the time in 4 ms units, the timestamp to the millisecond.
+    const lag = (id: string, at: Date): number => {
+      const fromId = timeOfProviderId(id);
+      if (fromId === undefined) throw new Error(`${id} is not a provider id`);
+      return at.getTime() - fromId;
+    };
+    const lags = [
+      ...sent.map((message) => lag(message.id, message.timestamp)),
+      lag(app.id, app.createdAt),
+      lag(endpoint.id, endpoint.createdAt),
+    ];
+    expect(lags.filter((ms) => ms < 0 || ms >= 4)).toEqual([]);
   });
 
   it('delivers to each matching, enabled endpoint with headers the SDK verifier accepts', async () => {

@@ -146,14 +146,15 @@ export class Dispatcher {
     const timestamp = String(Math.floor(Date.now() / 1000));
     const outcome = await this.post(endpoint, task.message.id, timestamp, body);
     this.stats.attempts += 1;
+    const at = Date.now();
     this.store.recordAttempt(task.message, {
-      id: newId('atmpt'),
+      id: newId('atmpt', at),
       endpointId: endpoint.id,
       url: endpoint.url,
       status: outcome.ok ? 'success' : 'fail',
       responseStatusCode: outcome.status,
       response: outcome.response,
-      timestamp: new Date().toISOString(),
+      timestamp: new Date(at).toISOString(),
       triggerType: task.triggerType,
     });
     if (outcome.ok) {

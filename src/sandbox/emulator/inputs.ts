@@ -7,8 +7,8 @@ import { UID_PATTERN } from '../../provider/ids';
  * Request bodies the emulator accepts, decoded at its edge with the
  * provider's rules (field names, required fields and patterns from the API
  * contract's ApplicationIn, EventTypeIn, EventTypeUpsertIn, EndpointIn,
- * EndpointSecretRotateIn and MessageIn). Unknown fields are ignored, as the
- * provider does.
+ * EndpointPatch, EndpointSecretRotateIn, MessageIn, IntegrationIn and
+ * IntegrationUpdate). Unknown fields are ignored, as the provider does.
  */
 
 const nullable = <C extends t.Mixed>(codec: C) => t.union([codec, t.null, t.undefined]);
@@ -79,6 +79,38 @@ export const EndpointIn = t.intersection(
 );
 export type EndpointIn = t.TypeOf<typeof EndpointIn>;
 
+/** An integer from 0 to 65535 (the contract's uint16). */
+const Uint16 = new t.Type<number, number, unknown>(
+  'Uint16',
+  (value): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 65_535,
+  (value, context) =>
+    typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 65_535
+      ? t.success(value)
+      : t.failure(value, context),
+  t.identity,
+);
+
+/**
+ * EndpointPatch: only the fields sent change. `null` clears a nullable field
+ * (uid, throttleRate, eventTypes, channels); the others may not be null.
+ */
+export const EndpointPatch = t.partial(
+  {
+    url: HttpUrl,
+    description: t.string,
+    disabled: t.boolean,
+    metadata: Metadata,
+    uid: nullable(Uid),
+    throttleRate: nullable(Uint16),
+    eventTypes: nullable(t.array(EventTypeName)),
+    // The older name, as for EndpointIn; not both.
+    filterTypes: nullable(t.array(EventTypeName)),
+    channels: nullable(t.array(t.string)),
+  },
+  'EndpointPatch',
+);
+export type EndpointPatch = t.TypeOf<typeof EndpointPatch>;
+
 export const EndpointSecretRotateIn = t.partial(
   { key: nullable(SecretText), gracePeriodSeconds: nullable(t.number) },
   'EndpointSecretRotateIn',
@@ -97,6 +129,34 @@ export const MessageIn = t.intersection(
   'MessageIn',
 );
 export type MessageIn = t.TypeOf<typeof MessageIn>;
+
+const isFeatureFlags = (value: unknown): value is string[] =>
+  Array.isArray(value) &&
+  value.length >= 1 &&
+  value.length <= 25 &&
+  value.every((flag) => EventTypeName.is(flag)) &&
+  new Set(value).size === value.length;
+
+/** 1 to 25 distinct names of up to 256 of `a-zA-Z0-9-_.`, as the contract says. */
+const FeatureFlags = new t.Type<string[], string[], unknown>(
+  'FeatureFlags',
+  isFeatureFlags,
+  (value, context) => (isFeatureFlags(value) ? t.success(value) : t.failure(value, context)),
+  t.identity,
+);
+
+export const IntegrationIn = t.intersection(
+  [t.type({ name: NonEmpty }), t.partial({ featureFlags: nullable(FeatureFlags) })],
+  'IntegrationIn',
+);
+export type IntegrationIn = t.TypeOf<typeof IntegrationIn>;
+
+/** A PUT: the whole integration, so flags left out are cleared. */
+export const IntegrationUpdate = t.intersection(
+  [t.type({ name: NonEmpty }), t.partial({ featureFlags: nullable(FeatureFlags) })],
+  'IntegrationUpdate',
+);
+export type IntegrationUpdate = t.TypeOf<typeof IntegrationUpdate>;
 
 /** One entry of a 422 answer, `{loc, msg, type}`, as the provider words it. */
 export interface ValidationIssue {

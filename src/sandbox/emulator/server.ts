@@ -5,10 +5,13 @@ import {
   ApplicationIn,
   decodeBody,
   EndpointIn,
+  EndpointPatch,
   EndpointSecretRotateIn,
   EventTypeIn,
   EventTypeName,
   EventTypeUpsertIn,
+  IntegrationIn,
+  IntegrationUpdate,
   MessageIn,
 } from './inputs';
 import { listenOnLoopback } from '../net';
@@ -21,6 +24,7 @@ import {
   type AttemptRecord,
   type EndpointRecord,
   type EventTypeRecord,
+  type IntegrationRecord,
   type Limits,
   type ListAnswer,
   type MessageRecord,
@@ -31,7 +35,8 @@ import {
  * API that this integration and `npm run setup` use, with the provider's
  * semantics (bearer key, `{code, detail}` and 422 bodies, uids, get_if_exists,
  * Idempotency-Key replays, signed deliveries with retries, secret rotation
- * with a grace period). In memory and bounded. Never imported by the Zapier app.
+ * with a grace period, integrations whose keys reach only their own app).
+ * In memory and bounded. Never imported by the Zapier app.
  */
 
 /** A fault to inject into one request, for the fault tests. */
@@ -65,6 +70,8 @@ export interface EmulatorOptions {
   maxIdempotencyKeys?: number;
   limits?: Partial<Limits>;
   fault?: (context: FaultContext) => Fault | undefined;
+  /** Holds the answer to a request this many ms (a slow provider); the work itself is done at once. */
+  delayMs?: (context: FaultContext) => number | undefined;
 }
 
 export interface EmulatorStats {
@@ -74,7 +81,16 @@ export interface EmulatorStats {
   eventTypes: number;
   messages: number;
   deliveries: DeliveryStats;
+  /** For each `METHOD path`, the most requests handled at once (from arrival to the answer written). */
+  maxInFlight: Record<string, number>;
 }
+
+/** Who a bearer key speaks for: the whole account, or one app's integration. */
+type Principal = { kind: 'account' } | { kind: 'integration'; appId: string };
+
+const ACCOUNT: Principal = { kind: 'account' };
+/** How many distinct `METHOD path` keys the per-request bookkeeping remembers. */
+const MAX_TRACKED_KEYS = 10_000;
 
 interface Reply {
   status: number;
@@ -101,7 +117,12 @@ const json = (response: ServerResponse, status: number, body: unknown, headers: 
 // Records leave optional fields out when unset, as the provider's answers do:
 // an answer is the record without the emulator's own bookkeeping.
 const appOut = (app: AppRecord) => {
-  const { endpoints, log, head, messages, nextSeq, ...out } = app;
+  const { endpoints, log, head, messages, nextSeq, integrations, ...out } = app;
+  return out;
+};
+
+const integrationOut = (integration: IntegrationRecord) => {
+  const { key, ...out } = integration;
   return out;
 };
 
@@ -165,6 +186,9 @@ export class ProviderEmulator {
   private readonly sockets = new Set<Socket>();
   private readonly idempotent = new Map<string, { reply: Reply; at: number }>();
   private readonly seen = new Map<string, number>();
+  private readonly inFlight = new Map<string, number>();
+  private readonly maxInFlight = new Map<string, number>();
+  private readonly delays = new Set<NodeJS.Timeout>();
   private requests = 0;
   private base = '';
 
@@ -196,6 +220,8 @@ export class ProviderEmulator {
 
   async stop(): Promise<void> {
     this.dispatcher.stop();
+    for (const timer of this.delays) clearTimeout(timer);
+    this.delays.clear();
     const server = this.server;
     if (!server) return;
     for (const socket of this.sockets) socket.destroy();
@@ -220,11 +246,17 @@ export class ProviderEmulator {
     return [...this.store.message(app, messageId).attempts];
   }
 
+  /** How many integration keys of the app work now (one per integration). */
+  integrationKeyCount(appId: string): number {
+    return this.store.integrationKeyCount(this.store.app(appId));
+  }
+
   stats(): EmulatorStats {
     return {
       requests: this.requests,
       ...this.store.counts(),
       deliveries: { ...this.dispatcher.stats, pending: this.dispatcher.pending },
+      maxInFlight: Object.fromEntries(this.maxInFlight),
     };
   }
 
@@ -238,8 +270,12 @@ export class ProviderEmulator {
 
     const key = `${method} ${path}`;
     const seen = this.seen.get(key) ?? 0;
-    if (this.seen.size < 10_000 || this.seen.has(key)) this.seen.set(key, seen + 1);
-    const fault = this.options.fault?.({ method, path, seen });
+    if (this.seen.size < MAX_TRACKED_KEYS || this.seen.has(key)) this.seen.set(key, seen + 1);
+    this.track(key, response);
+    const context: FaultContext = { method, path, seen };
+    const fault = this.options.fault?.(context);
+    const delayMs = this.options.delayMs?.(context);
+    const send = (write: () => void) => this.after(delayMs, response, write);
     if (fault?.kind === 'drop') {
       request.socket.destroy();
       return;
@@ -250,26 +286,31 @@ export class ProviderEmulator {
     }
     if (fault?.kind === 'reply') {
       request.resume();
-      response.writeHead(fault.status, { 'content-type': 'text/html; charset=utf-8', ...fault.headers });
-      response.end(fault.body);
+      send(() => {
+        response.writeHead(fault.status, { 'content-type': 'text/html; charset=utf-8', ...fault.headers });
+        response.end(fault.body);
+      });
       return;
     }
 
-    if (request.headers.authorization !== `Bearer ${this.options.apiKey}`) {
+    const principal = this.principalOf(request.headers.authorization);
+    if (!principal) {
       request.resume();
-      json(response, 401, { code: 'authentication_failed', detail: 'Invalid token' });
+      send(() => json(response, 401, { code: 'authentication_failed', detail: 'Invalid token' }));
       return;
     }
     const limit = this.options.maxBodyBytes ?? 1024 * 1024;
     const declared = Number(request.headers['content-length'] ?? '0');
     if (declared > limit) {
-      json(
-        response,
-        413,
-        { code: 'payload_too_large', detail: `The request body is larger than ${limit} bytes.` },
-        { connection: 'close' },
-      );
-      request.destroy();
+      send(() => {
+        json(
+          response,
+          413,
+          { code: 'payload_too_large', detail: `The request body is larger than ${limit} bytes.` },
+          { connection: 'close' },
+        );
+        request.destroy();
+      });
       return;
     }
     const chunks: Buffer[] = [];
@@ -284,26 +325,103 @@ export class ProviderEmulator {
     });
     request.on('end', () => {
       if (tooLarge) {
-        json(response, 413, { code: 'payload_too_large', detail: `The request body is larger than ${limit} bytes.` });
+        send(() =>
+          json(response, 413, {
+            code: 'payload_too_large',
+            detail: `The request body is larger than ${limit} bytes.`,
+          }),
+        );
         return;
       }
       const text = Buffer.concat(chunks).toString('utf8');
-      const reply = this.answer(method, path, url.searchParams, text, request.headers['idempotency-key']);
-      if (fault?.kind === 'lose-answer') {
-        request.socket.destroy();
-        return;
-      }
-      json(response, reply.status, reply.body);
+      const reply = this.answer(principal, method, path, url.searchParams, text, request.headers['idempotency-key']);
+      send(() => {
+        if (fault?.kind === 'lose-answer') request.socket.destroy();
+        else json(response, reply.status, reply.body);
+      });
     });
   }
 
+  /** Counts the request as in flight until its answer is written or its connection closes. */
+  private track(key: string, response: ServerResponse): void {
+    const now = (this.inFlight.get(key) ?? 0) + 1;
+    this.inFlight.set(key, now);
+    if (
+      now > (this.maxInFlight.get(key) ?? 0) &&
+      (this.maxInFlight.size < MAX_TRACKED_KEYS || this.maxInFlight.has(key))
+    )
+      this.maxInFlight.set(key, now);
+    let done = false;
+    const finished = () => {
+      if (done) return;
+      done = true;
+      const left = (this.inFlight.get(key) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(key, left);
+      else this.inFlight.delete(key);
+    };
+    response.once('finish', finished);
+    response.once('close', finished);
+  }
+
+  /** Writes the answer now, or after the delay asked for (unless the connection is gone by then). */
+  private after(delayMs: number | undefined, response: ServerResponse, write: () => void): void {
+    if (delayMs === undefined || !(delayMs > 0)) {
+      write();
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.delays.delete(timer);
+      if (!response.destroyed) write();
+    }, delayMs);
+    this.delays.add(timer);
+  }
+
+  /** The account key, or a working integration key; anything else is refused. */
+  private principalOf(header: string | undefined): Principal | undefined {
+    if (header === undefined || !header.startsWith('Bearer ')) return undefined;
+    const token = header.slice('Bearer '.length);
+    if (token === this.options.apiKey) return ACCOUNT;
+    const appId = token.startsWith('integsk_') ? this.store.appOfIntegrationKey(token) : undefined;
+    return appId === undefined ? undefined : { kind: 'integration', appId };
+  }
+
+  /**
+   * What an integration key may do: anything under its own app except manage
+   * integrations; read event types. Another app is "not found", as the
+   * provider does not say whether it exists.
+   */
+  private authorize(principal: Principal, method: string, segments: string[]): void {
+    if (principal.kind === 'account') return;
+    const [api, version, collection, id, sub] = segments;
+    if (api !== 'api' || version !== 'v1') return;
+    if (collection === 'event-type') {
+      if (method !== 'GET') throw ApiError.forbidden('An integration key may read event types, not change them.');
+      return;
+    }
+    if (collection !== 'app') return;
+    if (id === undefined) throw ApiError.forbidden('An integration key may use only its own application.');
+    if (this.store.app(id).id !== principal.appId) throw ApiError.notFound();
+    if (segments.length === 4 && method !== 'GET')
+      throw ApiError.forbidden('An integration key may not change or delete its application.');
+    if (sub === 'integration') throw ApiError.forbidden('An integration key may not manage integrations.');
+  }
+
   private answer(
+    principal: Principal,
     method: string,
     path: string,
     query: URLSearchParams,
     text: string,
     idempotencyKey: string | string[] | undefined,
   ): Reply {
+    const segments = path.split('/').filter((part) => part !== '');
+    try {
+      // Before a replay, so a key never sees an answer it could not have had.
+      this.authorize(principal, method, segments);
+    } catch (error) {
+      if (error instanceof ApiError) return { status: error.status, body: error.body };
+      throw error;
+    }
     const replayKey = method === 'POST' && typeof idempotencyKey === 'string' ? `${path} ${idempotencyKey}` : undefined;
     const ttl = this.options.idempotencyTtlMs ?? 12 * 60 * 60 * 1000;
     if (replayKey) {
@@ -322,7 +440,7 @@ export class ProviderEmulator {
           ]);
         }
       }
-      reply = this.route({ method, segments: path.split('/').filter((part) => part !== ''), query, body });
+      reply = this.route({ method, segments, query, body });
     } catch (error) {
       if (error instanceof ApiError) return { status: error.status, body: error.body };
       return { status: 500, body: { code: 'internal_error', detail: 'The emulator failed on this request.' } };
@@ -406,6 +524,7 @@ export class ProviderEmulator {
     }
 
     if (sub === 'endpoint') return this.endpointRoute(request, app, subId, leaf, leafId, notAllowed);
+    if (sub === 'integration') return this.integrationRoute(request, app, subId, leaf, leafId, notAllowed);
     if (sub === 'msg') {
       if (segments.length === 5) {
         if (method === 'GET') {
@@ -463,6 +582,11 @@ export class ProviderEmulator {
     const endpoint = this.store.endpoint(app, endpointId);
     if (segments.length === 6) {
       if (method === 'GET') return { status: 200, body: endpointOut(endpoint) };
+      if (method === 'PATCH')
+        return {
+          status: 200,
+          body: endpointOut(this.store.patchEndpoint(app, endpoint, decoded(EndpointPatch, body))),
+        };
       if (method === 'DELETE') {
         this.store.deleteEndpoint(app, endpoint.id);
         return { status: 204 };
@@ -482,6 +606,51 @@ export class ProviderEmulator {
           : (this.options.rotationGraceMs ?? 24 * 60 * 60 * 1000);
       this.store.rotateSecret(endpoint, input.key ?? undefined, graceMs);
       return { status: 204 };
+    }
+    throw ApiError.notFound();
+  }
+
+  private integrationRoute(
+    request: Request,
+    app: AppRecord,
+    integrationId: string | undefined,
+    leaf: string | undefined,
+    action: string | undefined,
+    notAllowed: () => ApiError,
+  ): Reply {
+    const { method, segments, query, body } = request;
+    if (segments.length === 5) {
+      if (method === 'GET')
+        return {
+          status: 200,
+          body: listOut(
+            this.store.listIntegrations(app, limitOf(query), query.get('iterator') ?? undefined),
+            integrationOut,
+          ),
+        };
+      if (method === 'POST')
+        return { status: 201, body: integrationOut(this.store.createIntegration(app, decoded(IntegrationIn, body))) };
+      throw notAllowed();
+    }
+    if (!integrationId) throw ApiError.notFound();
+    const integration = this.store.integration(app, integrationId);
+    if (segments.length === 6) {
+      if (method === 'GET') return { status: 200, body: integrationOut(integration) };
+      if (method === 'PUT')
+        return {
+          status: 200,
+          body: integrationOut(this.store.updateIntegration(integration, decoded(IntegrationUpdate, body))),
+        };
+      if (method === 'DELETE') {
+        this.store.deleteIntegration(app, integration);
+        return { status: 204 };
+      }
+      throw notAllowed();
+    }
+    // There is no operation to read a key: it is shown once, when a rotation makes it.
+    if (leaf === 'key' && action === 'rotate' && segments.length === 8) {
+      if (method !== 'POST') throw notAllowed();
+      return { status: 200, body: { key: this.store.rotateIntegrationKey(app, integration) } };
     }
     throw ApiError.notFound();
   }

@@ -1,11 +1,23 @@
 import { randomBytes } from 'node:crypto';
-import type { ApplicationIn, EndpointIn, EventTypeIn, EventTypeUpsertIn, MessageIn, ValidationIssue } from './inputs';
+import { encodeKsuidMs } from '../../provider/ksuid';
+import type {
+  ApplicationIn,
+  EndpointIn,
+  EndpointPatch,
+  EventTypeIn,
+  EventTypeUpsertIn,
+  IntegrationIn,
+  IntegrationUpdate,
+  MessageIn,
+  ValidationIssue,
+} from './inputs';
 
 /**
  * The emulator's state: one account's Consumer Apps, event types, endpoints
  * and message log, in memory and bounded. Answers are shaped like the
  * provider's (ApplicationOut, EventTypeOut, EndpointOut, MessageOut,
- * ListResponse_*), and failures are ApiErrors with the provider's bodies.
+ * IntegrationOut, ListResponse_*), and failures are ApiErrors with the
+ * provider's bodies.
  */
 
 export class ApiError extends Error {
@@ -20,6 +32,10 @@ export class ApiError extends Error {
     return new ApiError(404, { code: 'not_found', detail: 'Entity not found' });
   }
 
+  static forbidden(detail: string): ApiError {
+    return new ApiError(403, { code: 'forbidden', detail });
+  }
+
   static conflict(detail: string): ApiError {
     return new ApiError(409, { code: 'conflict', detail });
   }
@@ -29,14 +45,20 @@ export class ApiError extends Error {
   }
 }
 
-const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+/** `prefix_` and a KSUID of the time given (default now), as the provider makes its ids. */
+export const newId = (prefix: string, atMs: number = Date.now()): string =>
+  `${prefix}_${encodeKsuidMs(atMs, randomBytes(15))}`;
 
-/** `prefix_` and 27 letters or digits, the provider's id shape. */
-export const newId = (prefix: string): string => {
-  const bytes = randomBytes(27);
-  let id = `${prefix}_`;
-  for (const byte of bytes) id += ALPHANUMERIC[byte % ALPHANUMERIC.length];
-  return id;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** `integsk_` and 32 random base62 characters, like the provider's integration keys. */
+export const newIntegrationKey = (): string => {
+  let key = 'integsk_';
+  while (key.length < 40) {
+    // Bytes from 248 up are skipped, so each character is equally likely.
+    for (const byte of randomBytes(40)) if (byte < 248 && key.length < 40) key += BASE62[byte % 62];
+  }
+  return key;
 };
 
 /** A signing secret like the provider's: `whsec_` and 24 random bytes in base64. */
@@ -82,6 +104,17 @@ export interface EndpointRecord {
   previous: Array<{ secret: string; until: number }>;
 }
 
+export interface IntegrationRecord {
+  id: string;
+  name: string;
+  /** Left out when empty: the contract's default is []. */
+  featureFlags?: string[];
+  createdAt: string;
+  updatedAt: string;
+  /** The one key that works for it now; shown only by a rotation. */
+  key: string;
+}
+
 export interface AppRecord {
   id: string;
   uid?: string;
@@ -96,6 +129,7 @@ export interface AppRecord {
   head: number;
   messages: Map<string, MessageRecord>;
   nextSeq: number;
+  integrations: Map<string, IntegrationRecord>;
 }
 
 export interface EventTypeRecord {
@@ -123,6 +157,7 @@ export interface Limits {
   maxMessagesPerApp: number;
   maxAttemptsPerMessage: number;
   maxEventTypes: number;
+  maxIntegrationsPerApp: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -131,9 +166,11 @@ export const DEFAULT_LIMITS: Limits = {
   maxMessagesPerApp: 20_000,
   maxAttemptsPerMessage: 50,
   maxEventTypes: 1_000,
+  maxIntegrationsPerApp: 50,
 };
 
 const now = (): string => new Date().toISOString();
+const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** `{ [key]: value }` when the value is set, else nothing: the provider omits unset fields. */
 const optional = <K extends string, V>(key: K, value: V | null | undefined): Partial<Record<K, V>> => {
@@ -141,6 +178,21 @@ const optional = <K extends string, V>(key: K, value: V | null | undefined): Par
   if (value !== undefined && value !== null) out[key] = value;
   return out;
 };
+
+/** Sets a field, or removes it for `null`: unset fields are left out of answers. */
+const setOrClear = <R, K extends keyof R>(record: R, key: K, value: R[K] | null): void => {
+  if (value === null) delete record[key];
+  else record[key] = value;
+};
+
+const bothFieldNames = (): ApiError =>
+  ApiError.invalid([
+    {
+      loc: ['body', 'filterTypes'],
+      msg: 'eventTypes and filterTypes are the same field: send only eventTypes',
+      type: 'value_error',
+    },
+  ]);
 
 const page = <T>(items: T[], limit: number, idOf: (item: T) => string, done: boolean): ListAnswer<T> => {
   const last = items[items.length - 1];
@@ -174,6 +226,8 @@ const listAfter = <T>(
 export class Store {
   private readonly apps = new Map<string, AppRecord>();
   private readonly eventTypes = new Map<string, EventTypeRecord>();
+  /** Every working integration key, to the app and integration it belongs to. */
+  private readonly integrationKeys = new Map<string, { appId: string; integrationId: string }>();
 
   constructor(private readonly limits: Limits = DEFAULT_LIMITS) {}
 
@@ -190,18 +244,19 @@ export class Store {
     }
     if (this.apps.size >= this.limits.maxApps)
       throw new ApiError(403, { code: 'limit_reached', detail: 'Too many applications in the sandbox.' });
-    const at = now();
+    const at = Date.now();
     const app: AppRecord = {
-      id: newId('app'),
+      id: newId('app', at),
       name: input.name,
       metadata: input.metadata ?? {},
-      createdAt: at,
-      updatedAt: at,
+      createdAt: iso(at),
+      updatedAt: iso(at),
       endpoints: new Map(),
       log: [],
       head: 0,
       messages: new Map(),
       nextSeq: 0,
+      integrations: new Map(),
       ...optional('uid', uid),
       ...optional('throttleRate', input.throttleRate),
     };
@@ -228,6 +283,7 @@ export class Store {
   deleteApp(idOrUid: string): AppRecord {
     const app = this.app(idOrUid);
     this.apps.delete(app.id);
+    for (const integration of app.integrations.values()) this.integrationKeys.delete(integration.key);
     return app;
   }
 
@@ -273,39 +329,35 @@ export class Store {
 
   // ---- Endpoints -----------------------------------------------------------
 
-  createEndpoint(app: AppRecord, input: EndpointIn): EndpointRecord {
-    if (input.eventTypes && input.filterTypes) {
-      throw ApiError.invalid([
-        {
-          loc: ['body', 'filterTypes'],
-          msg: 'eventTypes and filterTypes are the same field: send only eventTypes',
-          type: 'value_error',
-        },
-      ]);
-    }
-    const eventTypes = input.eventTypes ?? input.filterTypes ?? undefined;
-    const field = input.eventTypes ? 'eventTypes' : 'filterTypes';
+  /** The 422 for an unknown event type named under `field`, if any. */
+  private checkEventTypes(eventTypes: string[] | null | undefined, field: string): void {
     const unknown = (eventTypes ?? []).findIndex((name) => !this.eventTypes.has(name));
     if (unknown >= 0) {
       throw ApiError.invalid([
         { loc: ['body', field, String(unknown)], msg: 'Unknown event type', type: 'value_error' },
       ]);
     }
+  }
+
+  createEndpoint(app: AppRecord, input: EndpointIn): EndpointRecord {
+    if (input.eventTypes && input.filterTypes) throw bothFieldNames();
+    const eventTypes = input.eventTypes ?? input.filterTypes ?? undefined;
+    this.checkEventTypes(eventTypes, input.eventTypes ? 'eventTypes' : 'filterTypes');
     const uid = input.uid ?? undefined;
     if (uid !== undefined && this.findEndpointByUid(app, uid))
       throw ApiError.conflict('An endpoint with this uid already exists.');
     if (app.endpoints.size >= this.limits.maxEndpointsPerApp) {
       throw new ApiError(403, { code: 'limit_reached', detail: 'Too many endpoints in this application.' });
     }
-    const at = now();
+    const at = Date.now();
     const endpoint: EndpointRecord = {
-      id: newId('ep'),
+      id: newId('ep', at),
       url: input.url,
       description: input.description ?? '',
       disabled: input.disabled ?? false,
       metadata: input.metadata ?? {},
-      createdAt: at,
-      updatedAt: at,
+      createdAt: iso(at),
+      updatedAt: iso(at),
       secret: input.secret ? (input.secret.startsWith('whsec_') ? input.secret : `whsec_${input.secret}`) : newSecret(),
       previous: [],
       ...optional('uid', uid),
@@ -336,6 +388,30 @@ export class Store {
     app.endpoints.delete(this.endpoint(app, idOrUid).id);
   }
 
+  /** PATCH: the fields sent change, `null` clears a nullable one, the rest stay. */
+  patchEndpoint(app: AppRecord, endpoint: EndpointRecord, input: EndpointPatch): EndpointRecord {
+    if (input.eventTypes !== undefined && input.filterTypes !== undefined) throw bothFieldNames();
+    const field = input.eventTypes !== undefined ? 'eventTypes' : 'filterTypes';
+    const eventTypes = input.eventTypes !== undefined ? input.eventTypes : input.filterTypes;
+    this.checkEventTypes(eventTypes, field);
+    if (input.uid != null) {
+      const holder = this.findEndpointByUid(app, input.uid);
+      if (holder && holder.id !== endpoint.id) throw ApiError.conflict('An endpoint with this uid already exists.');
+    }
+    // All checks first, so a refused patch changes nothing.
+    if (input.url !== undefined) endpoint.url = input.url;
+    if (input.description !== undefined) endpoint.description = input.description;
+    if (input.disabled !== undefined) endpoint.disabled = input.disabled;
+    if (input.metadata !== undefined) endpoint.metadata = input.metadata;
+    if (input.uid !== undefined) setOrClear(endpoint, 'uid', input.uid);
+    if (input.throttleRate !== undefined) setOrClear(endpoint, 'throttleRate', input.throttleRate);
+    // An empty list means every event type, as when creating.
+    if (eventTypes !== undefined) setOrClear(endpoint, 'eventTypes', eventTypes?.length ? eventTypes : null);
+    if (input.channels !== undefined) setOrClear(endpoint, 'channels', input.channels?.length ? input.channels : null);
+    endpoint.updatedAt = now();
+    return endpoint;
+  }
+
   /** A new secret; the old one keeps signing for the grace period. */
   rotateSecret(endpoint: EndpointRecord, key: string | undefined, graceMs: number): void {
     const at = Date.now();
@@ -361,12 +437,14 @@ export class Store {
     if (eventId !== undefined && this.findMessageByEventId(app, eventId)) {
       throw ApiError.conflict('A message with this eventId already exists.');
     }
+    // The id and the timestamp tell the same time, as the provider's do.
+    const at = Date.now();
     const message: MessageRecord = {
-      id: newId('msg'),
+      id: newId('msg', at),
       seq: app.nextSeq++,
       eventType: input.eventType,
       payload: input.payload,
-      timestamp: now(),
+      timestamp: iso(at),
       attempts: [],
       ...optional('eventId', eventId),
       ...optional('channels', input.channels),
@@ -430,6 +508,69 @@ export class Store {
   recordAttempt(message: MessageRecord, attempt: AttemptRecord): void {
     message.attempts.push(attempt);
     if (message.attempts.length > this.limits.maxAttemptsPerMessage) message.attempts.shift();
+  }
+
+  // ---- Integrations --------------------------------------------------------
+
+  createIntegration(app: AppRecord, input: IntegrationIn): IntegrationRecord {
+    if (app.integrations.size >= this.limits.maxIntegrationsPerApp) {
+      throw new ApiError(403, { code: 'limit_reached', detail: 'Too many integrations in this application.' });
+    }
+    const at = Date.now();
+    // It gets a first key at once; nobody sees it until a rotation makes a new one.
+    const integration: IntegrationRecord = {
+      id: newId('integ', at),
+      name: input.name,
+      createdAt: iso(at),
+      updatedAt: iso(at),
+      key: newIntegrationKey(),
+      ...optional('featureFlags', input.featureFlags),
+    };
+    app.integrations.set(integration.id, integration);
+    this.integrationKeys.set(integration.key, { appId: app.id, integrationId: integration.id });
+    return integration;
+  }
+
+  integration(app: AppRecord, id: string): IntegrationRecord {
+    const integration = app.integrations.get(id);
+    if (!integration) throw ApiError.notFound();
+    return integration;
+  }
+
+  listIntegrations(app: AppRecord, limit: number, iterator: string | undefined): ListAnswer<IntegrationRecord> {
+    return listAfter([...app.integrations.values()], (integration) => integration.id, limit, iterator);
+  }
+
+  /** PUT: the name and the flags are replaced; flags left out are cleared. */
+  updateIntegration(integration: IntegrationRecord, input: IntegrationUpdate): IntegrationRecord {
+    integration.name = input.name;
+    setOrClear(integration, 'featureFlags', input.featureFlags ?? null);
+    integration.updatedAt = now();
+    return integration;
+  }
+
+  deleteIntegration(app: AppRecord, integration: IntegrationRecord): void {
+    app.integrations.delete(integration.id);
+    this.integrationKeys.delete(integration.key);
+  }
+
+  /** A new key for the integration; the old one stops working at once. */
+  rotateIntegrationKey(app: AppRecord, integration: IntegrationRecord): string {
+    this.integrationKeys.delete(integration.key);
+    integration.key = newIntegrationKey();
+    this.integrationKeys.set(integration.key, { appId: app.id, integrationId: integration.id });
+    return integration.key;
+  }
+
+  integrationKeyCount(app: AppRecord): number {
+    let count = 0;
+    for (const owner of this.integrationKeys.values()) if (owner.appId === app.id) count += 1;
+    return count;
+  }
+
+  /** The app an integration key belongs to, or undefined when no integration has it now. */
+  appOfIntegrationKey(key: string): string | undefined {
+    return this.integrationKeys.get(key)?.appId;
   }
 
   counts(): { apps: number; endpoints: number; messages: number; eventTypes: number } {
