@@ -1,6 +1,6 @@
 import type { Bundle, ZObject } from 'zapier-platform-core';
 import { getApplication } from './provider/api';
-import { connectionOf } from './provider/request';
+import { callerOf } from './provider/request';
 
 /** Where a person finds each value; Zapier shows these links under the fields. */
 export const API_ACCESS_HELP_URL = 'https://docs.svix.com/api-keys';
@@ -13,8 +13,8 @@ export interface ConnectionTestResult {
 }
 
 export const testConnection = async (z: ZObject, bundle: Bundle): Promise<ConnectionTestResult> => {
-  // connectionOf refuses a malformed app id or an unsafe server URL before any request.
-  const app = await getApplication(z, connectionOf(z, bundle));
+  // callerOf refuses a malformed app id or an unsafe server URL before any request.
+  const app = await getApplication(callerOf(z, bundle, 'zap-editor'));
   return { id: app.id, name: app.name };
 };
 

@@ -16,6 +16,9 @@ const app = defineApp({
   platformVersion,
   authentication,
   beforeRequest: [addProviderHeaders],
+  // Core would otherwise log every request made outside z.request, its own z.cache
+  // calls included, with their answers: what the app keeps in z.cache holds secrets.
+  flags: { skipHttpPatch: true },
   triggers: {
     [auctionStatusChanged.key]: auctionStatusChanged,
     // Hidden: they feed the dropdowns of Auction Status Changed.

@@ -86,7 +86,7 @@ describe('authentication', () => {
       .get(`/api/v1/app/${APP_ID}`)
       .reply(401, { code: 'authentication_failed', detail: `bad key ${API_KEY}` });
     const refused = await failure(appTester(test, { authData }));
-    expect(refused.message).toMatch(/reconnect with a valid API Access Key/i);
+    expect(refused.message).toMatch(/Reconnect the account in Zapier with a current key/);
     expect(refused.message).not.toContain(API_KEY);
     expect(refused.name).toBe('ExpiredAuthError');
   });

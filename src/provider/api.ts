@@ -1,16 +1,9 @@
-import type { ZObject } from 'zapier-platform-core';
+import { randomBytes } from 'node:crypto';
 import type { Connection } from './connection';
-import {
-  ApplicationOut,
-  EndpointOut,
-  EndpointSecretOut,
-  EventTypeOut,
-  ListResponseMessageOut,
-  type MessageOut,
-} from './codecs';
-import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from './eventType';
+import { ApplicationOut, EndpointOut, EndpointSecretOut, ListResponseMessageOut, type MessageOut } from './codecs';
+import { EVENT_TYPE_NAME, type ProviderTransport } from './eventType';
 import { isEndpointId, isPathSafeUid } from './ids';
-import { callProvider, decodeAnswer } from './request';
+import { callProvider, decodeAnswer, type Caller, type ProviderCall } from './request';
 
 /**
  * The provider operations this integration uses, one function each. Every id
@@ -19,9 +12,9 @@ import { callProvider, decodeAnswer } from './request';
 
 const appPath = (connection: Connection): string => `/api/v1/app/${encodeURIComponent(connection.appId)}`;
 
-const checkEndpointId = (z: ZObject, endpointId: string): string => {
+const checkEndpointId = (caller: Caller, endpointId: string): string => {
   if (!isEndpointId(endpointId) && !isPathSafeUid(endpointId)) {
-    throw new z.errors.Error(
+    throw new caller.z.errors.Error(
       "This Zap's link to its provider endpoint is damaged. Turn the Zap off and on again to create a new one.",
       'InvalidEndpointId',
       400,
@@ -30,122 +23,123 @@ const checkEndpointId = (z: ZObject, endpointId: string): string => {
   return encodeURIComponent(endpointId);
 };
 
-const appNotFound = (connection: Connection): string =>
-  `The provider has no Consumer App with the ID ${connection.appId} for this API Access Key. ` +
-  'Check that the Consumer App ID and the key come from the same provider account, and the same region (a key for the EU region ends in .eu).';
+/** Integration keys (`integsk_…`) work inside one Consumer App only. */
+const isIntegrationKey = (apiKey: string): boolean => apiKey.startsWith('integsk_');
 
-export const getApplication = async (z: ZObject, connection: Connection): Promise<ApplicationOut> => {
+/** A 404 for the Consumer App: the ID, the key's account or its region do not match. */
+export const appNotFound = (connection: Connection): string =>
+  isIntegrationKey(connection.apiKey)
+    ? `The provider has no Consumer App with the ID ${connection.appId} for this integration key. An integration key works only in the Consumer App it was made for: check that the Consumer App ID is the one the set-up printed next to the key, and that the key and the ID come from the same provider account and region (a key for the EU region ends in .eu).`
+    : `The provider has no Consumer App with the ID ${connection.appId} for this API key. Check that the Consumer App ID and the key come from the same provider account, and the same region (a key for the EU region ends in .eu).`;
+
+/** The provider calls of the shared operations (the event type), made through this caller. */
+export const transportOf = (caller: Caller): ProviderTransport => ({
+  call: (call) => callProvider(caller, call),
+  decode: (codec, body, action) => decodeAnswer(caller, codec, body, action),
+});
+
+export const getApplication = async (caller: Caller): Promise<ApplicationOut> => {
   const action = 'reading your Consumer App';
-  const answer = await callProvider(z, connection, {
+  const answer = await callProvider(caller, {
     method: 'GET',
-    path: appPath(connection),
+    path: appPath(caller.connection),
     action,
-    notFound: appNotFound(connection),
+    notFound: appNotFound(caller.connection),
   });
-  return decodeAnswer(z, ApplicationOut, answer.body, action);
+  return decodeAnswer(caller, ApplicationOut, answer.body, action);
 };
 
-export type EventTypeState = 'exists' | 'created' | 'not-permitted';
-
-/**
- * Makes sure AUCTION_STATUS_CHANGE is registered: read it, register it as the
- * published interface gives it when missing. A key that may not manage event
- * types (403) is not fatal: the auction service usually registers it.
- */
-export const ensureEventType = async (z: ZObject, connection: Connection): Promise<EventTypeState> => {
-  const read = await callProvider(z, connection, {
-    method: 'GET',
-    path: `/api/v1/event-type/${EVENT_TYPE_NAME}`,
-    action: 'checking the AUCTION_STATUS_CHANGE event type',
-    accept: [403, 404],
-  });
-  if (read.status === 403) return 'not-permitted';
-  if (read.status !== 404) {
-    decodeAnswer(z, EventTypeOut, read.body, 'checking the AUCTION_STATUS_CHANGE event type');
-    return 'exists';
-  }
-  const created = await callProvider(z, connection, {
-    method: 'POST',
-    path: '/api/v1/event-type',
-    body: auctionStatusChangeEventType,
-    action: 'registering the AUCTION_STATUS_CHANGE event type',
-    accept: [403, 409],
-  });
-  if (created.status === 403) return 'not-permitted';
-  return created.status === 409 ? 'exists' : 'created';
-};
+/** A signing secret in the provider's format, made here so it need not be read back after the endpoint is made. */
+export const newEndpointSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
 
 export interface NewEndpoint {
   url: string;
   uid: string;
   description: string;
+  secret: string;
 }
 
-const endpointNotFoundForApp = (connection: Connection): string =>
-  `${appNotFound(connection)} Then turn the Zap on again.`;
+export type EndpointCreation =
+  | { kind: 'created'; endpoint: EndpointOut }
+  /** An endpoint with this uid exists already (a retried subscribe). */
+  | { kind: 'exists' }
+  /** The provider refused the data (422): most likely the event type is not registered. */
+  | { kind: 'refused'; body: unknown };
 
-export const getEndpoint = async (z: ZObject, connection: Connection, idOrUid: string): Promise<EndpointOut> => {
-  const action = "reading this Zap's endpoint";
-  const answer = await callProvider(z, connection, {
-    method: 'GET',
-    path: `${appPath(connection)}/endpoint/${checkEndpointId(z, idOrUid)}`,
-    action,
-  });
-  return decodeAnswer(z, EndpointOut, answer.body, action);
-};
+const CREATE_ENDPOINT = 'creating the endpoint that sends auction events to this Zap';
 
-/**
- * Creates the endpoint that delivers AUCTION_STATUS_CHANGE to the Zap. The
- * `uid` is derived from the target URL, so a retried subscribe meets a 409 and
- * reuses the endpoint the first attempt made instead of adding a second one.
- */
-export const createEndpoint = async (
-  z: ZObject,
-  connection: Connection,
-  endpoint: NewEndpoint,
-): Promise<EndpointOut> => {
-  const action = 'creating the endpoint that sends auction events to this Zap';
-  const answer = await callProvider(z, connection, {
+/** Creates the endpoint that delivers AUCTION_STATUS_CHANGE to the Zap, with its signing secret. */
+export const createEndpoint = async (caller: Caller, endpoint: NewEndpoint): Promise<EndpointCreation> => {
+  const answer = await callProvider(caller, {
     method: 'POST',
-    path: `${appPath(connection)}/endpoint`,
+    path: `${appPath(caller.connection)}/endpoint`,
     body: {
       url: endpoint.url,
       uid: endpoint.uid,
       description: endpoint.description,
       eventTypes: [EVENT_TYPE_NAME],
+      secret: endpoint.secret,
     },
-    action,
-    accept: [409],
-    notFound: endpointNotFoundForApp(connection),
-    invalid:
-      "The provider refused to create the endpoint (422), most likely because the AUCTION_STATUS_CHANGE event type is not registered in your Consumer App's account yet. " +
-      "Run the set-up (npm run setup) or ask the auction service's support team to register it, then turn the Zap on again.",
+    action: CREATE_ENDPOINT,
+    accept: [409, 422],
+    notFound: `${appNotFound(caller.connection)} Then turn the Zap on again.`,
   });
-  if (answer.status === 409) return getEndpoint(z, connection, endpoint.uid);
-  return decodeAnswer(z, EndpointOut, answer.body, action);
+  if (answer.status === 409) return { kind: 'exists' };
+  if (answer.status === 422) return { kind: 'refused', body: answer.body };
+  return { kind: 'created', endpoint: decodeAnswer(caller, EndpointOut, answer.body, CREATE_ENDPOINT) };
 };
 
-export const getEndpointSecret = async (z: ZObject, connection: Connection, endpointId: string): Promise<string> => {
-  const action = "reading the signing secret of this Zap's endpoint";
-  const answer = await callProvider(z, connection, {
+export const getEndpoint = async (caller: Caller, idOrUid: string): Promise<EndpointOut> => {
+  const action = "reading this Zap's endpoint";
+  const answer = await callProvider(caller, {
     method: 'GET',
-    path: `${appPath(connection)}/endpoint/${checkEndpointId(z, endpointId)}/secret`,
+    path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, idOrUid)}`,
+    action,
+  });
+  return decodeAnswer(caller, EndpointOut, answer.body, action);
+};
+
+/** Turns an endpoint back on and points it at AUCTION_STATUS_CHANGE only. */
+export const restoreEndpoint = async (caller: Caller, endpointId: string, url: string): Promise<EndpointOut> => {
+  const action = "turning this Zap's endpoint back on";
+  const answer = await callProvider(caller, {
+    method: 'PATCH',
+    path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}`,
+    body: { url, disabled: false, eventTypes: [EVENT_TYPE_NAME] },
+    action,
+  });
+  return decodeAnswer(caller, EndpointOut, answer.body, action);
+};
+
+/** True when the endpoint delivers AUCTION_STATUS_CHANGE, and only that, to this URL. */
+export const endpointIsReady = (endpoint: EndpointOut, url: string): boolean => {
+  const types = endpoint.eventTypes ?? endpoint.filterTypes ?? [];
+  return endpoint.disabled !== true && endpoint.url === url && types.length === 1 && types[0] === EVENT_TYPE_NAME;
+};
+
+export const getEndpointSecret = async (
+  caller: Caller,
+  endpointId: string,
+  options: Pick<ProviderCall, 'timeoutMs' | 'attempts'> = {},
+): Promise<string> => {
+  const action = "reading the signing secret of this Zap's endpoint";
+  const answer = await callProvider(caller, {
+    method: 'GET',
+    path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}/secret`,
     action,
     notFound:
       "This Zap's endpoint no longer exists at the provider. Turn the Zap off and on again to create a new one.",
+    secretAnswer: true,
+    ...options,
   });
-  return decodeAnswer(z, EndpointSecretOut, answer.body, action).key;
+  return decodeAnswer(caller, EndpointSecretOut, answer.body, action).key;
 };
 
 /** Deletes an endpoint; one that is already gone counts as deleted. */
-export const deleteEndpoint = async (
-  z: ZObject,
-  connection: Connection,
-  endpointId: string,
-): Promise<'deleted' | 'already-gone'> => {
-  const answer = await callProvider(z, connection, {
+export const deleteEndpoint = async (caller: Caller, endpointId: string): Promise<'deleted' | 'already-gone'> => {
+  const answer = await callProvider(caller, {
     method: 'DELETE',
-    path: `${appPath(connection)}/endpoint/${checkEndpointId(z, endpointId)}`,
+    path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}`,
     action: "removing this Zap's endpoint",
     accept: [404],
   });
@@ -153,14 +147,14 @@ export const deleteEndpoint = async (
 };
 
 /** The Consumer App's most recent AUCTION_STATUS_CHANGE messages, newest first. */
-export const listRecentMessages = async (z: ZObject, connection: Connection, limit: number): Promise<MessageOut[]> => {
+export const listRecentMessages = async (caller: Caller, limit: number): Promise<MessageOut[]> => {
   const action = 'reading recent auction events from your Consumer App';
-  const answer = await callProvider(z, connection, {
+  const answer = await callProvider(caller, {
     method: 'GET',
-    path: `${appPath(connection)}/msg`,
+    path: `${appPath(caller.connection)}/msg`,
     params: { event_types: EVENT_TYPE_NAME, limit, with_content: true },
     action,
-    notFound: appNotFound(connection),
+    notFound: appNotFound(caller.connection),
   });
-  return decodeAnswer(z, ListResponseMessageOut, answer.body, action).data;
+  return decodeAnswer(caller, ListResponseMessageOut, answer.body, action).data;
 };

@@ -18,6 +18,8 @@ export const EndpointOut = t.intersection(
       uid: nullable(t.string),
       disabled: nullable(t.boolean),
       eventTypes: nullable(t.array(t.string)),
+      // The field's name before 2026, still sent by some servers.
+      filterTypes: nullable(t.array(t.string)),
     }),
   ],
   'EndpointOut',

@@ -1,3 +1,7 @@
+import type * as t from 'io-ts';
+import { isDeepStrictEqual } from 'node:util';
+import { EventTypeOut } from './codecs';
+
 /**
  * The AUCTION_STATUS_CHANGE event type exactly as §4.2 of the auction
  * service's published interface registers it (schema version "1").
@@ -24,3 +28,69 @@ export const auctionStatusChangeEventType = {
     },
   },
 } as const;
+
+/**
+ * Making sure AUCTION_STATUS_CHANGE is registered, for the trigger (through
+ * z.request) and for the set-up (through fetch) alike: each passes its own
+ * way of calling the provider, and decides at the call site what a key that
+ * may not manage event types (403) means for it.
+ */
+export interface ProviderTransport {
+  call(call: {
+    method: 'GET' | 'POST' | 'PUT';
+    path: string;
+    body?: object;
+    action: string;
+    accept?: readonly number[];
+  }): Promise<{ status: number; body: unknown }>;
+  decode<A>(codec: t.Decoder<unknown, A>, body: unknown, action: string): A;
+}
+
+export type EventTypeState = 'created' | 'updated' | 'unchanged' | 'not-permitted';
+
+export interface EventTypePolicy {
+  /** Bring an existing event type's schema back to the published one (the set-up does; a Zap never changes it). */
+  updateSchema: boolean;
+}
+
+const EVENT_TYPE_PATH = `/api/v1/event-type/${EVENT_TYPE_NAME}`;
+
+export const ensureEventType = async (
+  transport: ProviderTransport,
+  policy: EventTypePolicy,
+): Promise<EventTypeState> => {
+  const action = `reading the ${EVENT_TYPE_NAME} event type`;
+  const read = await transport.call({ method: 'GET', path: EVENT_TYPE_PATH, action, accept: [403, 404] });
+  if (read.status === 403) return 'not-permitted';
+  if (read.status === 404) {
+    const created = await transport.call({
+      method: 'POST',
+      path: '/api/v1/event-type',
+      body: auctionStatusChangeEventType,
+      action: `registering the ${EVENT_TYPE_NAME} event type`,
+      accept: [403, 409],
+    });
+    if (created.status === 403) return 'not-permitted';
+    // 409: registered by someone else since it was read.
+    return created.status === 409 ? 'unchanged' : 'created';
+  }
+  const existing = transport.decode(EventTypeOut, read.body, action);
+  if (!policy.updateSchema) return 'unchanged';
+  const schemas = typeof existing.schemas === 'object' && existing.schemas !== null ? existing.schemas : {};
+  const published = auctionStatusChangeEventType.schemas[SCHEMA_VERSION];
+  const current: unknown = Object.entries(schemas).find(([version]) => version === SCHEMA_VERSION)?.[1];
+  if (existing.archived !== true && isDeepStrictEqual(current, published)) return 'unchanged';
+  const updated = await transport.call({
+    method: 'PUT',
+    path: EVENT_TYPE_PATH,
+    body: {
+      // The description may be customised (§4.2): keep whatever is there.
+      description: existing.description || auctionStatusChangeEventType.description,
+      archived: false,
+      schemas: { ...schemas, [SCHEMA_VERSION]: published },
+    },
+    action: `updating the ${EVENT_TYPE_NAME} event type to the published schema`,
+    accept: [403],
+  });
+  return updated.status === 403 ? 'not-permitted' : 'updated';
+};

@@ -44,9 +44,25 @@ export const retryAfterSeconds = (header: string | null | undefined, now = Date.
   return Math.max(0, Math.ceil((when - now) / 1000));
 };
 
+/**
+ * Where a person reads a message, which decides what it can ask them to do:
+ * in Zapier there is no terminal, and at the terminal there is no Zapier.
+ */
+export type Reader =
+  /** In the Zap editor: connecting an account, turning a Zap on or off, testing the trigger, a dropdown. */
+  | 'zap-editor'
+  /** In a Zap run's history: a delivery's perform. Zapier has already answered the provider, so nothing resends it. */
+  | 'zap-run'
+  /** At the terminal, from `npm run setup` (or the sandbox). */
+  | 'setup';
+
+export const READERS: readonly Reader[] = ['zap-editor', 'zap-run', 'setup'];
+
 export interface FailureContext {
   /** What the integration was doing, as a phrase: "reading your Consumer App". */
   action: string;
+  /** Who reads the message, and where. */
+  reader: Reader;
   /** A sentence for a 404 that is more helpful than the generic one. */
   notFound?: string;
   /** A sentence for a 409 that is more helpful than the generic one. */
@@ -57,9 +73,65 @@ export interface FailureContext {
   invalid?: string;
 }
 
+/** The phrases that differ by reader. */
+const PHRASES: Record<
+  Reader,
+  {
+    /** What to do about a passing problem: undefined where the person can do nothing about this one. */
+    tryLater: string | undefined;
+    /** What became of the work. */
+    outcome: string;
+    /** How to correct the address of the provider's API. */
+    serverUrl: string;
+    /** How to use another key. */
+    otherKey: string;
+    /** Where the Consumer App is named. */
+    connection: string;
+  }
+> = {
+  'zap-editor': {
+    tryLater: 'try again in a few minutes',
+    outcome: '',
+    serverUrl: "check the connection's Server URL field in Zapier (leave it empty for the provider's default)",
+    otherKey: 'Reconnect the account in Zapier with',
+    connection: "the connection's Consumer App ID",
+  },
+  'zap-run': {
+    tryLater: undefined,
+    outcome: ' The Zap did not run for this event.',
+    serverUrl: "check the connection's Server URL field in Zapier (leave it empty for the provider's default)",
+    otherKey: 'Reconnect the account in Zapier with',
+    connection: "the connection's Consumer App ID",
+  },
+  setup: {
+    tryLater: 'run the set-up again in a few minutes',
+    outcome: '',
+    serverUrl: "check the --server-url option (leave it out for the provider's default)",
+    otherKey: 'Run the set-up again with',
+    connection: 'the Consumer App',
+  },
+};
+
 const withCode = (status: number, body: unknown): string => {
   const code = safeCode(body);
   return code ? `${status}, ${code}` : String(status);
+};
+
+const capitalised = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** What a person does about a key the provider refused (401). */
+const rejectedKey = (action: string, reader: Reader): string =>
+  reader === 'setup'
+    ? `The provider did not accept the API Access Key while ${action} (401). Check that you copied the whole key, or create a new one under API Access in your provider account, then run the set-up again.`
+    : `The provider did not accept this connection's key while ${action} (401): it may have been mistyped, replaced or deleted. Reconnect the account in Zapier with a current key (the integration key from the set-up, or an API Access Key from your provider account).`;
+
+/** What a person does about the provider's rate limit (429). */
+const throttled = (action: string, reader: Reader, delaySeconds: number | undefined): string => {
+  const wait = delaySeconds === undefined ? 'a minute' : `about ${delaySeconds} seconds`;
+  const head = `The provider is limiting how many requests this account can make (429) while ${action}.`;
+  if (reader === 'zap-run')
+    return `${head} This run could not finish. If this keeps happening, ask your provider about the account's rate limit.`;
+  return `${head} Wait ${wait}, then ${reader === 'setup' ? 'run the set-up again' : 'try again'}.`;
 };
 
 export const describeStatus = (
@@ -68,21 +140,14 @@ export const describeStatus = (
   context: FailureContext,
   retryAfter?: string | null,
 ): Failure => {
-  const { action } = context;
-  if (status === 401) {
-    return {
-      kind: 'auth',
-      message:
-        `The provider did not accept the API Access Key while ${action} (401). ` +
-        'Reconnect with a valid API Access Key: create one under API Access in your provider account (it is shown only once, so copy it then).',
-    };
-  }
+  const { action, reader } = context;
+  const say = PHRASES[reader];
+  if (status === 401) return { kind: 'auth', message: rejectedKey(action, reader) };
   if (status === 429) {
     const delaySeconds = retryAfterSeconds(retryAfter);
-    const when = delaySeconds === undefined ? 'shortly' : `in about ${delaySeconds} seconds`;
     return {
       kind: 'throttled',
-      message: `The provider is limiting how many requests this account can make (429) while ${action}. Zapier will try again ${when}; nothing needs to change.`,
+      message: throttled(action, reader, delaySeconds),
       ...(delaySeconds === undefined ? {} : { delaySeconds }),
     };
   }
@@ -91,47 +156,53 @@ export const describeStatus = (
     case 400:
       return error(
         'ProviderBadRequest',
-        `The provider refused the request made while ${action} (${withCode(status, body)}). Check the connection's Consumer App ID and Server URL; if they are right and this keeps happening, contact this integration's support.`,
+        `The provider refused the request made while ${action} (${withCode(status, body)}). Check ${say.connection}, and ${say.serverUrl}; if they are right and this keeps happening, contact this integration's support.`,
       );
     case 403:
       return error(
         'ProviderForbidden',
         context.forbidden ??
-          `The API Access Key is not allowed to do this (${action}, ${withCode(status, body)}). Reconnect with a key from the provider account that owns this Consumer App.`,
+          `The key is not allowed to do this (${action}, ${withCode(status, body)}). ${say.otherKey} a key of the provider account that owns this Consumer App.`,
       );
     case 404:
       return error(
         'ProviderNotFound',
         context.notFound ??
-          `The provider found nothing while ${action} (404). Check the Consumer App ID and that the API Access Key is from the same account and region.`,
+          `The provider found nothing while ${action} (404). Check ${say.connection}, and that the key comes from the same provider account and region.`,
       );
     case 409:
       return error(
         'ProviderConflict',
         context.conflict ??
-          `The provider reported a conflict while ${action} (${withCode(status, body)}): it already exists. Try again; if it keeps happening, turn the Zap off and on again.`,
+          `The provider reported a conflict while ${action} (${withCode(status, body)}): it already exists. ${reader === 'setup' ? 'Run the set-up again' : 'Try again'}; if it keeps happening, contact this integration's support.`,
       );
     case 413:
-      return error('ProviderTooLarge', `The request made while ${action} was too large for the provider (413).`);
+      return error(
+        'ProviderTooLarge',
+        `The request made while ${action} was too large for the provider (413). Contact this integration's support.`,
+      );
     case 422: {
       const fields = invalidFields(body);
       const which = fields.length > 0 ? `: check ${fields.join(', ')}` : '';
       return error(
         'ProviderInvalidData',
         context.invalid ??
-          `The provider could not accept the data sent while ${action} (422)${which}. If the connection's fields look right, contact this integration's support.`,
+          `The provider could not accept the data sent while ${action} (422)${which}. If ${reader === 'setup' ? 'the options' : "the connection's fields"} look right, contact this integration's support.`,
       );
     }
     default:
       if (status >= 500) {
+        const next = say.tryLater
+          ? ` Nothing is wrong with your set-up: ${say.tryLater}.`
+          : " If this keeps happening, check the provider's status page.";
         return error(
           'ProviderUnavailable',
-          `The provider had a temporary problem while ${action} (${status}). Nothing is wrong with your set-up: try again in a few minutes.`,
+          `The provider had a temporary problem while ${action} (${status}).${say.outcome}${next}`,
         );
       }
       return error(
         'ProviderUnexpectedStatus',
-        `The provider answered with an unexpected status (${status}) while ${action}. Try again; if it keeps happening, check the Server URL field.`,
+        `The provider answered with an unexpected status (${status}) while ${action}. ${capitalised(say.serverUrl)}.`,
       );
   }
 };
@@ -158,26 +229,26 @@ export const judgeAnswer = (
   }
   const accepted = (status >= 200 && status < 300) || (call.accept ?? []).includes(status);
   if (!accepted) return { ok: false, failure: describeStatus(status, body, call, retryAfter) };
-  if (!parsed) return { ok: false, failure: describeNotJson(call.action) };
+  if (!parsed) return { ok: false, failure: describeNotJson(call.action, call.reader) };
   return { ok: true, body };
 };
 
-export const describeNotJson = (action: string): Failure => ({
+export const describeNotJson = (action: string, reader: Reader): Failure => ({
   kind: 'error',
   code: 'ProviderNotJson',
   status: 502,
-  message: `The answer received while ${action} was not the provider's usual JSON, so the Server URL may not point at the provider's API. Leave the Server URL empty to use the default, or correct it, then reconnect.`,
+  message: `The answer received while ${action} was not the provider's usual JSON, so the address used may not be the provider's API: ${PHRASES[reader].serverUrl}.`,
 });
 
-export const describeUnexpectedShape = (action: string, problems: readonly string[]): Failure => ({
+export const describeUnexpectedShape = (action: string, problems: readonly string[], reader: Reader): Failure => ({
   kind: 'error',
   code: 'ProviderUnexpectedAnswer',
   status: 502,
-  message: `The provider's answer while ${action} was not in the expected form (${problems.slice(0, 3).join('; ')}). Check the Server URL field; if it is right, contact this integration's support.`,
+  message: `The provider's answer while ${action} was not in the expected form (${problems.slice(0, 3).join('; ')}). ${capitalised(PHRASES[reader].serverUrl)}; if it is right, contact this integration's support.`,
 });
 
 /** Network-level failures: refused connections, DNS, time-outs. Names the host, never the key. */
-export const describeUnreachable = (action: string, origin: string, cause: unknown): Failure => {
+export const describeUnreachable = (action: string, origin: string, cause: unknown, reader: Reader): Failure => {
   const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String(cause.code) : '';
   const type = typeof cause === 'object' && cause !== null && 'type' in cause ? String(cause.type) : '';
   const reason =
@@ -188,10 +259,13 @@ export const describeUnreachable = (action: string, origin: string, cause: unkno
         : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
           ? 'the address could not be found'
           : 'the connection failed';
+  const say = PHRASES[reader];
   return {
     kind: 'error',
     code: 'ProviderUnreachable',
     status: 503,
-    message: `Could not reach the provider at ${origin} while ${action}: ${reason}. Check the Server URL field (leave it empty for the default) and try again in a few minutes.`,
+    message: `Could not reach the provider at ${origin} while ${action}: ${reason}.${say.outcome} ${
+      say.tryLater ? `${capitalised(say.tryLater)}; if` : 'If'
+    } this keeps happening, ${say.serverUrl}.`,
   };
 };

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Identifier patterns from the provider's API contract (Svix OpenAPI 1.947.0:
  * ApplicationOut.id, EndpointOut.id, MessageOut.id). Ids are checked against
@@ -19,3 +21,12 @@ export const isPathSafeUid = (value: string): boolean => UID_PATTERN.test(value)
 export const isAppId = (value: string): boolean => APP_ID_PATTERN.test(value);
 export const isEndpointId = (value: string): boolean => ENDPOINT_ID_PATTERN.test(value);
 export const isMessageId = (value: string): boolean => MESSAGE_ID_PATTERN.test(value);
+
+/**
+ * A stable endpoint uid for a receiving address: creating the endpoint again
+ * for the same address asks for the same uid, the provider answers 409, and
+ * the endpoint made the first time is reused instead of a second one being
+ * added. The prefix says who made it: `zapier` (a Zap's subscribe) or `setup`.
+ */
+export const endpointUid = (madeBy: 'zapier' | 'setup', url: string): string =>
+  `${madeBy}-${createHash('sha256').update(url, 'utf8').digest('hex').slice(0, 40)}`;

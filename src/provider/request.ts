@@ -9,18 +9,50 @@ import {
   judgeAnswer,
   type Failure,
   type FailureContext,
+  type Reader,
 } from './failures';
 
 /**
- * Every provider call gives up after `timeoutMs`; Zapier's own limit per step
- * is 30 s. An object so the fault tests can shorten it.
+ * Time limits. Zapier stops any step after 30 s, so an operation that makes
+ * several provider calls (a subscribe makes up to four) shares one budget,
+ * and each call gets what is left of it, at most `timeoutMs`. An object so the
+ * fault tests can shorten them.
  */
-export const requestSettings = { timeoutMs: 15_000 };
+export const requestSettings = { timeoutMs: 10_000, operationBudgetMs: 25_000 };
+
+/** The moment an operation's provider calls must be done by. */
+export class Deadline {
+  private constructor(readonly endsAt: number) {}
+
+  /** A deadline `ms` from now; by default the whole operation budget. */
+  static in(ms = requestSettings.operationBudgetMs): Deadline {
+    return new Deadline(Date.now() + ms);
+  }
+
+  remainingMs(): number {
+    return this.endsAt - Date.now();
+  }
+}
+
+/** Below this, a call is not started: it could not get an answer in time. */
+const SHORTEST_CALL_MS = 250;
+
+/**
+ * Marks an error so that core leaves its message as it is. Otherwise core
+ * appends "What happened" to it, with the whole bundle but authData: this
+ * Zap's subscribeData (the endpoint's signing secret) and the delivery, for
+ * anyone who reads the Zap's history. Core's own Error and ThrottledError are
+ * marked already; HaltedError and ExpiredAuthError are not.
+ */
+export const withoutBundle = <E extends Error>(error: E): E => {
+  Reflect.set(error, 'doNotContextify', true);
+  return error;
+};
 
 export const raise = (z: ZObject, failure: Failure): never => {
   switch (failure.kind) {
     case 'auth':
-      throw new z.errors.ExpiredAuthError(failure.message);
+      throw withoutBundle(new z.errors.ExpiredAuthError(failure.message));
     case 'throttled':
       throw new z.errors.ThrottledError(failure.message, failure.delaySeconds);
     case 'error':
@@ -35,14 +67,43 @@ export const connectionOf = (z: ZObject, bundle: Pick<Bundle, 'authData'>): Conn
   return result.connection;
 };
 
-export interface ProviderCall extends FailureContext {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+/**
+ * Who is calling the provider: the invocation's z object, the connection,
+ * where a failure will be read, and the operation's deadline. Every provider
+ * operation takes one.
+ */
+export interface Caller {
+  z: ZObject;
+  connection: Connection;
+  reader: Exclude<Reader, 'setup'>;
+  deadline: Deadline;
+}
+
+export const callerOf = (z: ZObject, bundle: Pick<Bundle, 'authData'>, reader: Caller['reader']): Caller => ({
+  z,
+  connection: connectionOf(z, bundle),
+  reader,
+  deadline: Deadline.in(),
+});
+
+export interface ProviderCall extends Omit<FailureContext, 'reader'> {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path below the base URL; callers encode and check ids before building it. */
   path: string;
   params?: Record<string, string | number | boolean>;
   body?: object;
   /** Statuses the caller handles itself instead of raising an error. */
   accept?: readonly number[];
+  /** Give up after this long (at most `requestSettings.timeoutMs` and what is left of the deadline). */
+  timeoutMs?: number;
+  /** Try this many times in all when the provider fails for a moment (5xx, time-out, dropped connection); 1 by default. */
+  attempts?: number;
+  /**
+   * The answer holds a secret. Core logs every z.request answer to Zapier's
+   * logs, and its scrubber does not know a signing secret under `key`; a raw
+   * request is logged without its body.
+   */
+  secretAnswer?: boolean;
 }
 
 export interface ProviderAnswer {
@@ -56,33 +117,73 @@ export interface ProviderAnswer {
  * beforeRequest middleware; every non-2xx status the caller did not accept
  * becomes a plain-English platform error (429 a ThrottledError with its delay).
  */
-export const callProvider = async (z: ZObject, connection: Connection, call: ProviderCall): Promise<ProviderAnswer> => {
+export const callProvider = async (caller: Caller, call: ProviderCall): Promise<ProviderAnswer> => {
+  const attempts = call.attempts ?? 1;
+  for (let attempt = 1; ; attempt += 1) {
+    const outcome = await attemptCall(caller, call);
+    if (outcome.ok) return outcome.answer;
+    const passing = outcome.failure.kind === 'error' && PASSING.has(outcome.failure.code);
+    if (!passing || attempt >= attempts || caller.deadline.remainingMs() < SHORTEST_CALL_MS * 2) {
+      return raise(caller.z, outcome.failure);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+};
+
+/** Failures that may pass if the call is made again. */
+const PASSING = new Set(['ProviderUnavailable', 'ProviderUnreachable']);
+
+const attemptCall = async (
+  caller: Caller,
+  call: ProviderCall,
+): Promise<{ ok: true; answer: ProviderAnswer } | { ok: false; failure: Failure }> => {
+  const { z, connection, reader, deadline } = caller;
   const url = `${connection.baseUrl}${call.path}`;
-  const options: HttpRequestOptions & { url: string; throwForThrottlingEarly: boolean } = {
+  const origin = new URL(url).origin;
+  const timeout = Math.min(
+    call.timeoutMs ?? requestSettings.timeoutMs,
+    requestSettings.timeoutMs,
+    deadline.remainingMs(),
+  );
+  if (timeout < SHORTEST_CALL_MS) {
+    return { ok: false, failure: describeUnreachable(call.action, origin, { type: 'request-timeout' }, reader) };
+  }
+  const options: RequestOptions = {
     url,
     method: call.method,
     skipThrowForStatus: true,
     // Our own 429 handling says more than the platform's default message.
     throwForThrottlingEarly: false,
-    timeout: requestSettings.timeoutMs,
+    timeout,
     ...(call.params ? { params: call.params } : {}),
     ...(call.body ? { body: JSON.stringify(call.body) } : {}),
   };
-  let response: HttpResponse;
+  let response: { status: number; content: string; retryAfter: string | undefined };
   try {
-    response = await z.request(options);
+    response = call.secretAnswer ? await rawRequest(z, options) : await contentRequest(z, options);
   } catch (cause) {
     if (cause instanceof Error && /^(AppError|ThrottledError|ExpiredAuthError)$/.test(cause.name)) throw cause;
-    return raise(z, describeUnreachable(call.action, new URL(url).origin, cause));
+    return { ok: false, failure: describeUnreachable(call.action, origin, cause, reader) };
   }
-  const answer = judgeAnswer(response.status, response.content, call, response.getHeader('retry-after'));
-  if (!answer.ok) return raise(z, answer.failure);
-  return { status: response.status, body: answer.body };
+  const answer = judgeAnswer(response.status, response.content, { ...call, reader }, response.retryAfter);
+  return answer.ok ? { ok: true, answer: { status: response.status, body: answer.body } } : answer;
+};
+
+type RequestOptions = HttpRequestOptions & { url: string; throwForThrottlingEarly: boolean };
+
+const contentRequest = async (z: ZObject, options: RequestOptions) => {
+  const response: HttpResponse = await z.request(options);
+  return { status: response.status, content: response.content, retryAfter: response.getHeader('retry-after') };
+};
+
+const rawRequest = async (z: ZObject, options: RequestOptions) => {
+  const response = await z.request({ ...options, raw: true });
+  return { status: response.status, content: await response.text(), retryAfter: response.getHeader('retry-after') };
 };
 
 /** Decodes a provider answer with its codec, or raises an error naming what was off. */
-export const decodeAnswer = <A>(z: ZObject, codec: t.Decoder<unknown, A>, body: unknown, action: string): A => {
+export const decodeAnswer = <A>(caller: Caller, codec: t.Decoder<unknown, A>, body: unknown, action: string): A => {
   const decoded = codec.decode(body);
   if (isRight(decoded)) return decoded.right;
-  return raise(z, describeUnexpectedShape(action, describeDecodeErrors(decoded.left)));
+  return raise(caller.z, describeUnexpectedShape(action, describeDecodeErrors(decoded.left), caller.reader));
 };

@@ -5,10 +5,19 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * scheme the provider uses): HMAC-SHA256 over `{id}.{timestamp}.{body}` with the
  * bytes of the base64 secret after its `whsec_` prefix; the signature header
  * holds space-separated `v1,<base64>` entries (several while a secret is being
- * rotated), any one of which may match; timestamps older or newer than five
- * minutes are refused, which stops replays of captured deliveries.
+ * rotated), any one of which may match. Which signing times are accepted is the
+ * caller's window: what stops a replay is the message id, remembered as long
+ * as the window is open.
  */
-export const TOLERANCE_SECONDS = 5 * 60;
+
+/** How far apart two clocks may be: the provider's, which signs, and the one that checks. */
+export const CLOCK_ALLOWANCE_SECONDS = 5 * 60;
+
+/** The signing times a check accepts, in seconds before and after now. */
+export interface SigningWindow {
+  maxAgeSeconds: number;
+  maxAheadSeconds: number;
+}
 
 export interface SignedDelivery {
   id: string | undefined;
@@ -17,9 +26,7 @@ export interface SignedDelivery {
   body: string;
 }
 
-export type Refusal = 'missing-headers' | 'bad-timestamp' | 'too-old' | 'too-new' | 'no-valid-signature' | 'bad-secret';
-
-export type Verification = { ok: true; seconds: number } | { ok: false; refusal: Refusal };
+export type Refusal = 'missing-headers' | 'bad-timestamp' | 'too-old' | 'too-new' | 'no-valid-signature';
 
 /**
  * The key bytes of a `whsec_…` secret, or undefined when it is not base64.
@@ -49,28 +56,22 @@ const ENTRY_LENGTH = 3 + 44;
 
 const TIMESTAMP_PATTERN = /^\d{1,12}$/;
 
-/** Why a delivery's headers or time are refused, or undefined when they pass. */
-const envelopeRefusal = (delivery: SignedDelivery, nowSeconds: number): Refusal | undefined => {
-  const { id, timestamp, signature } = delivery;
-  if (!id || !timestamp || !signature) return 'missing-headers';
-  if (!TIMESTAMP_PATTERN.test(timestamp)) return 'bad-timestamp';
-  const seconds = Number(timestamp);
-  if (seconds < nowSeconds - TOLERANCE_SECONDS) return 'too-old';
-  if (seconds > nowSeconds + TOLERANCE_SECONDS) return 'too-new';
-  return undefined;
-};
+export type Envelope =
+  { ok: true; id: string; timestamp: string; seconds: number; signature: string } | { ok: false; refusal: Refusal };
 
-/** Checks the timestamp and headers; the signature itself is checked per secret. */
+/** Checks that the three headers are there and the signing time is inside the window; the signature is checked per secret. */
 export const checkEnvelope = (
-  delivery: SignedDelivery,
+  delivery: Pick<SignedDelivery, 'id' | 'timestamp' | 'signature'>,
   nowSeconds: number,
-):
-  { ok: true; id: string; timestamp: string; seconds: number; signature: string } | { ok: false; refusal: Refusal } => {
-  const refusal = envelopeRefusal(delivery, nowSeconds);
-  if (refusal) return { ok: false, refusal };
-  // envelopeRefusal has checked that all three headers are there.
-  const { id = '', timestamp = '', signature = '' } = delivery;
-  return { ok: true, id, timestamp, seconds: Number(timestamp), signature };
+  window: SigningWindow,
+): Envelope => {
+  const { id, timestamp, signature } = delivery;
+  if (!id || !timestamp || !signature) return { ok: false, refusal: 'missing-headers' };
+  if (!TIMESTAMP_PATTERN.test(timestamp)) return { ok: false, refusal: 'bad-timestamp' };
+  const seconds = Number(timestamp);
+  if (seconds < nowSeconds - window.maxAgeSeconds) return { ok: false, refusal: 'too-old' };
+  if (seconds > nowSeconds + window.maxAheadSeconds) return { ok: false, refusal: 'too-new' };
+  return { ok: true, id, timestamp, seconds, signature };
 };
 
 /**
@@ -115,19 +116,6 @@ export const signedWith = (
 ): boolean => {
   const key = secretKey(secret);
   return key ? signedWithKey(key, id, timestamp, signatureHeader, body) : false;
-};
-
-/** Full verification against one secret. */
-export const verify = (delivery: SignedDelivery, secret: string, nowSeconds: number): Verification => {
-  const refusal = envelopeRefusal(delivery, nowSeconds);
-  if (refusal) return { ok: false, refusal };
-  const key = secretKey(secret);
-  if (!key) return { ok: false, refusal: 'bad-secret' };
-  // envelopeRefusal has checked that all three headers are there.
-  const { id = '', timestamp = '', signature = '', body } = delivery;
-  return signedWithKey(key, id, timestamp, signature, body)
-    ? { ok: true, seconds: Number(timestamp) }
-    : { ok: false, refusal: 'no-valid-signature' };
 };
 
 /** Header names as Zapier passes them (`Http-` prefixed), on standard and white-labelled accounts. */

@@ -62,7 +62,7 @@ export const main = async (argv: string[]): Promise<number> => {
   }
   const summary = await runStory({ events, say: (line) => process.stdout.write(`${line}\n`) });
   process.stdout.write(`${summaryLine(summary)}\n`);
-  const healthy = summary.doubled === 0 && summary.failed === 0 && summary.endpointsLeft === 0;
+  const healthy = summary.doubled === 0 && summary.failed === 0 && summary.lost === 0 && summary.endpointsLeft === 0;
   return healthy ? 0 : 1;
 };
 

@@ -7,8 +7,8 @@ import type { Zap } from './hookRunner';
  * soak: each must be refused by the Zap's perform.
  */
 
-export type Forgery = 'wrong-secret' | 'tampered-body' | 'stale-timestamp' | 'no-signature';
-export const FORGERIES: readonly Forgery[] = ['wrong-secret', 'tampered-body', 'stale-timestamp', 'no-signature'];
+export type Forgery = 'wrong-secret' | 'tampered-body' | 'signed-8-days-ago' | 'no-signature';
+export const FORGERIES: readonly Forgery[] = ['wrong-secret', 'tampered-body', 'signed-8-days-ago', 'no-signature'];
 
 /** A delivery that did not come from the provider now, in one of several shapes. */
 export const forge = async (zap: Zap, kind: Forgery, id: string): Promise<void> => {
@@ -36,11 +36,13 @@ export const forge = async (zap: Zap, kind: Forgery, id: string): Promise<void> 
       headers['svix-signature'] = `v1,${sign(realKey, id, String(now), body)}`;
       sent = body.replace('LOTS_SOLD', 'OPEN_FOR_BIDDING');
       break;
-    case 'stale-timestamp':
-      // A genuine signature replayed ten minutes later.
-      headers['svix-timestamp'] = String(now - 600);
-      headers['svix-signature'] = `v1,${sign(realKey, id, String(now - 600), body)}`;
+    case 'signed-8-days-ago': {
+      // Signed with the real secret, but longer ago than the Zap remembers which messages it ran.
+      const then = String(now - 8 * 24 * 60 * 60);
+      headers['svix-timestamp'] = then;
+      headers['svix-signature'] = `v1,${sign(realKey, id, then, body)}`;
       break;
+    }
     case 'no-signature':
       break;
   }

@@ -1,19 +1,22 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { isRight } from 'fp-ts/Either';
-import { createAppHandler, type Bundle } from 'zapier-platform-core';
+import type { Bundle } from 'zapier-platform-core';
 import type { AuctionStatusChangedItem } from '../fields/auctionStatusChanged';
 import type app from '../index';
 import { TRIGGER_KEY } from '../triggers/auctionStatusChanged';
 import { SubscribeData } from '../triggers/delivery';
+import { errorDetails } from './errorDetails';
 import { listenOnLoopback } from './net';
+import { platformInvoker, type PlatformStandIn } from './platform';
 
 /**
- * Stands in for Zapier: serves one target URL per Zap on loopback, turns each
- * delivery into the bundle Zapier builds (`rawRequest` with `Http-` prefixed
- * Camel-Case headers and the raw body, `cleanedRequest`, `subscribeData`), and
- * runs the trigger's operations through the handler zapier-platform-core gives
- * the platform, with the method paths the platform sends.
+ * Stands in for Zapier: serves one target URL per Zap on loopback, answers
+ * each delivery at once as Zapier does, turns it into the bundle Zapier
+ * builds (`rawRequest` with `Http-` prefixed Camel-Case headers and the raw
+ * body, `cleanedRequest`, `subscribeData`), and runs the trigger's operations
+ * through the handler zapier-platform-core gives the platform, with the
+ * method paths the platform sends and z.cache served by the platform stand-in.
  */
 
 export type App = typeof app;
@@ -26,30 +29,42 @@ export interface Zap {
   subscribeData: SubscribeData;
 }
 
-export type RunOutcome = 'ran' | 'filtered' | 'duplicate' | 'refused' | 'failed';
+/**
+ * What perform made of a delivery, from what it returned: items (the Zap ran),
+ * no items (filtered out, or a message this Zap already ran), a halt (refused
+ * as not from the Consumer App) or an error.
+ */
+export type RunOutcome = 'ran' | 'no-items' | 'refused' | 'failed';
 
 export interface ZapRun {
   zap: string;
   messageId: string | undefined;
   outcome: RunOutcome;
-  /** When perform finished (ms since the epoch). */
+  /** When perform started and finished (ms since the epoch). */
+  startedAt: number;
   at: number;
   items: AuctionStatusChangedItem[];
   /** The error's plain-English message, for refused and failed runs. */
   message?: string;
+  /** Another perform of the same message was running when this one started. */
+  overlapped: boolean;
 }
 
 export interface HookRunnerOptions {
   app: App;
   authData: Record<string, string>;
+  /** Zapier's side of each invocation: z.cache and the log sink. */
+  platform: PlatformStandIn;
   /**
    * A transient failure for this delivery, to exercise the provider's retries:
-   * `unavailable` answers 503 without running the Zap; `answer-lost` runs it,
-   * then answers 500 as if the answer never reached the provider.
+   * `unavailable` answers 503 without running the Zap; `answer-lost` answers
+   * 500, as if Zapier's answer never reached the provider, and runs it anyway.
    */
   fault?: (messageId: string | undefined) => 'unavailable' | 'answer-lost' | undefined;
   onRun?: (run: ZapRun) => void;
   maxBodyBytes?: number;
+  /** At most this many performs run at once; later deliveries wait their turn, as in Zapier's queue. */
+  concurrency?: number;
 }
 
 /** `svix-id` → `Http-Svix-Id`, as Zapier passes headers to a hook trigger. */
@@ -85,22 +100,6 @@ const readBody = (request: IncomingMessage, limit: number): Promise<string | und
     request.on('error', reject);
   });
 
-/** Zapier's error text is JSON for app errors; the runner shows only the message. */
-export const errorMessage = (error: unknown): { code?: string; message: string } => {
-  // Outside tests core appends the invocation's console lines to the message.
-  const text = (error instanceof Error ? error.message : String(error)).split('\n\nConsole logs:')[0] ?? '';
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (typeof parsed === 'object' && parsed !== null && 'message' in parsed && typeof parsed.message === 'string') {
-      const code = 'code' in parsed && typeof parsed.code === 'string' ? parsed.code : undefined;
-      return code ? { code, message: parsed.message } : { message: parsed.message };
-    }
-  } catch {
-    // a plain message
-  }
-  return { message: text };
-};
-
 const isItem = (value: unknown): value is AuctionStatusChangedItem =>
   typeof value === 'object' && value !== null && 'id' in value && 'status' in value && 'auctionUuid' in value;
 
@@ -108,17 +107,23 @@ export class HookRunner {
   private server: Server | undefined;
   private base = '';
   private readonly zaps = new Map<string, Zap>();
-  private readonly handler: ReturnType<typeof createAppHandler>;
-  /** z.cache for every run, kept between runs as the platform's is. */
-  private readonly cache: Record<string, unknown> = {};
+  private readonly invoke: (method: string, bundle: object) => Promise<unknown>;
   readonly runs: ZapRun[] = [];
-  private inFlight = 0;
-  /** Message ids each Zap has been handed before: a second empty result is a dropped duplicate. */
-  private readonly received = new Map<string, Set<string>>();
+  private readonly running = new Set<Promise<void>>();
+  /** Deliveries Zapier has taken but not run yet, oldest first. */
+  private readonly queued: Array<() => void> = [];
+  private active = 0;
+  /** Performs in flight per message id, to see overlapping deliveries. */
+  private readonly inFlight = new Map<string, number>();
   private readonly waiters: Array<() => void> = [];
 
   constructor(private readonly options: HookRunnerOptions) {
-    this.handler = createAppHandler(options.app);
+    this.invoke = platformInvoker({
+      app: options.app,
+      platform: options.platform,
+      identity: { authId: `auth-${randomBytes(4).toString('hex')}`, userId: 'sandbox-user' },
+      quiet: true,
+    });
   }
 
   /** The Consumer App the runner's connection points at. */
@@ -126,19 +131,14 @@ export class HookRunner {
     return this.options.authData.appId ?? '';
   }
 
-  /** One invocation, as the platform makes it. */
-  private async invoke(
+  private operation(
     operation: 'perform' | 'performSubscribe' | 'performUnsubscribe',
     bundle: Partial<Bundle>,
   ): Promise<unknown> {
-    const { results } = await this.handler({
-      command: 'execute',
-      method: `triggers.${TRIGGER_KEY}.operation.${operation}`,
-      bundle: { authData: this.options.authData, ...bundle },
-      zcacheTestObj: this.cache,
-      calledFromCli: true,
+    return this.invoke(`triggers.${TRIGGER_KEY}.operation.${operation}`, {
+      authData: this.options.authData,
+      ...bundle,
     });
-    return results;
   }
 
   async start(): Promise<string> {
@@ -164,7 +164,7 @@ export class HookRunner {
   async turnOn(name: string, inputData: Record<string, unknown> = {}): Promise<Zap> {
     const id = randomBytes(6).toString('hex');
     const targetUrl = `${this.base}/hooks/standard/${id}/`;
-    const returned = await this.invoke('performSubscribe', { inputData, targetUrl });
+    const returned = await this.operation('performSubscribe', { inputData, targetUrl });
     const decoded = SubscribeData.decode(returned);
     if (!isRight(decoded)) throw new Error('performSubscribe returned no endpoint id and secret');
     const zap: Zap = { id, name, targetUrl, inputData, subscribeData: decoded.right };
@@ -175,7 +175,7 @@ export class HookRunner {
   /** Turns a Zap off: performUnsubscribe, as Zapier does. */
   async turnOff(zap: Zap): Promise<unknown> {
     this.zaps.delete(zap.id);
-    return this.invoke('performUnsubscribe', {
+    return this.operation('performUnsubscribe', {
       inputData: zap.inputData,
       targetUrl: zap.targetUrl,
       subscribeData: zap.subscribeData,
@@ -184,10 +184,14 @@ export class HookRunner {
 
   /** Resolves when no delivery is being run. */
   idle(): Promise<void> {
-    if (this.inFlight === 0) return Promise.resolve();
+    if (this.running.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  /**
+   * Zapier answers the provider as soon as a delivery arrives, then runs
+   * perform: whatever perform makes of it, the provider does not send it again.
+   */
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const match = /^\/hooks\/standard\/([0-9a-f]+)\/?$/.exec(request.url ?? '');
     const zap = match?.[1] ? this.zaps.get(match[1]) : undefined;
@@ -207,19 +211,37 @@ export class HookRunner {
       response.writeHead(503, { 'content-type': 'application/json' }).end('{"status":"unavailable"}');
       return;
     }
-    this.inFlight += 1;
-    try {
-      const run = await this.runPerform(zap, content, headers, messageId, request.method);
-      this.runs.push(run);
-      this.options.onRun?.(run);
-      // Zapier accepts every well-formed delivery; what perform made of it shows in the Zap's history.
-      if (fault === 'answer-lost')
-        response.writeHead(500, { 'content-type': 'application/json' }).end('{"status":"error"}');
-      else response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"success"}');
-    } finally {
-      this.inFlight -= 1;
-      if (this.inFlight === 0) for (const resolve of this.waiters.splice(0)) resolve();
+    if (fault === 'answer-lost')
+      response.writeHead(500, { 'content-type': 'application/json' }).end('{"status":"error"}');
+    else response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"success"}');
+    const method = request.method;
+    const run = this.turn()
+      .then(() => this.runPerform(zap, content, headers, messageId, method))
+      .then((finished) => {
+        this.runs.push(finished);
+        this.options.onRun?.(finished);
+      })
+      .finally(() => this.release());
+    this.running.add(run);
+    void run.finally(() => {
+      this.running.delete(run);
+      if (this.running.size === 0) for (const resolve of this.waiters.splice(0)) resolve();
+    });
+  }
+
+  /** Resolves when this delivery may run. */
+  private turn(): Promise<void> {
+    if (this.active < (this.options.concurrency ?? 8)) {
+      this.active += 1;
+      return Promise.resolve();
     }
+    return new Promise((resolve) => this.queued.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.queued.shift();
+    if (next) next();
+    else this.active -= 1;
   }
 
   private async runPerform(
@@ -244,25 +266,28 @@ export class HookRunner {
       cleanedRequest:
         typeof cleaned === 'object' && cleaned !== null ? { ...cleaned, querystring: {} } : { querystring: {} },
     };
-    const seen = this.received.get(zap.id) ?? new Set<string>();
-    this.received.set(zap.id, seen);
-    const before = messageId !== undefined && seen.has(messageId);
+    const key = messageId ?? '';
+    const overlapped = (this.inFlight.get(key) ?? 0) > 0;
+    this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
+    const startedAt = Date.now();
+    const base = { zap: zap.name, messageId, startedAt, overlapped };
     try {
-      const returned = await this.invoke('perform', bundle);
+      const returned = await this.operation('perform', bundle);
       const items = Array.isArray(returned) ? returned.filter(isItem) : [];
-      if (messageId !== undefined) seen.add(messageId);
-      const outcome: RunOutcome = items.length > 0 ? 'ran' : before ? 'duplicate' : 'filtered';
-      return { zap: zap.name, messageId, outcome, items, at: Date.now() };
+      return { ...base, outcome: items.length > 0 ? 'ran' : 'no-items', items, at: Date.now() };
     } catch (error) {
-      const { code, message } = errorMessage(error);
+      const { name, message } = errorDetails(error);
       return {
-        zap: zap.name,
-        messageId,
-        outcome: code === 'DeliveryRefused' ? 'refused' : 'failed',
+        ...base,
+        outcome: name === 'HaltedError' ? 'refused' : 'failed',
         items: [],
         message,
         at: Date.now(),
       };
+    } finally {
+      const left = (this.inFlight.get(key) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(key, left);
+      else this.inFlight.delete(key);
     }
   }
 }

@@ -5,26 +5,40 @@ import app from '../index';
 import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
 import { AuctionBackEnd } from './auctions';
-import { ProviderEmulator } from './emulator';
+import { ProviderEmulator, type Fault, type FaultContext } from './emulator';
 import { newId } from './emulator/store';
 import { FORGERIES, forge } from './forgery';
 import { HookRunner } from './hookRunner';
+import { PlatformStandIn, type CacheCall, type RpcFault } from './platform';
 
 /**
  * `npm run soak`: auction events through the whole sandbox (emulator → real
- * HTTP deliveries → the Zapier stand-in → perform), with a share of
- * redeliveries, forged deliveries and transient endpoint failures, counting
- * what was lost, run twice or forged through. Everything stays on loopback,
- * and the run ends after the given number of events.
+ * HTTP deliveries → the Zapier stand-in → perform, with z.cache on the
+ * platform stand-in), counting what was lost, run twice or forged through.
+ * Along the way: redeliveries that overlap the first delivery, forged
+ * deliveries, transient failures at the endpoint, faults of the cache inside
+ * perform, immediate rotations of the endpoint's secret, and provider errors
+ * and time-outs while perform reads the rotated secret. Everything stays on
+ * loopback, and the run ends after the given number of events.
  */
 
 export interface SoakOptions {
   events: number;
-  /** Share of events redelivered, forged, and failed once at the endpoint (each 0.01 by default). */
+  /** Shares of events redelivered at once (overlapping the first delivery), forged, and failed once at the endpoint. */
   redeliveryRate?: number;
   forgeryRate?: number;
   failureRate?: number;
-  batchSize?: number;
+  /** Share of messages whose claim in z.cache meets a fault. */
+  cacheFaultRate?: number;
+  /**
+   * Immediate rotations of the endpoint's secret, spread over the run, at
+   * least ROTATION_GAP_MS apart: a delivery held back by the limit on secret
+   * reads (forgeries use it up) must not see a second rotation before it is
+   * checked, or it is refused as signed with a revoked secret, which it is.
+   */
+  rotations?: number;
+  /** Each the round trip time of the platform stand-in's cache, so overlapping deliveries really overlap. */
+  cacheDelayMs?: number;
   say?: (line: string) => void;
 }
 
@@ -37,34 +51,58 @@ export interface SoakResult {
   forged: number;
   forgedRefused: number;
   redelivered: number;
+  /** Performs that started while another perform of the same message was running. */
+  overlapping: number;
   duplicatesDropped: number;
   transientFailures: number;
   providerRetries: number;
+  cacheFaults: number;
+  rotations: number;
+  secretReads: number;
+  secretReadFaults: number;
   failedRuns: number;
+  /** For each lost event, its message id and what became of its deliveries. */
+  lostDetail: string[];
   peakRssMb: number;
   seconds: number;
 }
 
 export const soakLine = (result: SoakResult): string =>
   `soak: events=${result.events} zap_runs=${result.zapRuns} lost=${result.lost} doubled=${result.doubled} ` +
-  `forged_accepted=${result.forgedAccepted} forged=${result.forged} forged_refused=${result.forgedRefused} redelivered=${result.redelivered} ` +
+  `forged_accepted=${result.forgedAccepted} forged=${result.forged} forged_refused=${result.forgedRefused} ` +
+  `redelivered=${result.redelivered} overlapping=${result.overlapping} ` +
   `transient_failures=${result.transientFailures} provider_retries=${result.providerRetries} ` +
-  `failed_runs=${result.failedRuns} peak_rss_mb=${result.peakRssMb} seconds=${result.seconds}`;
+  `cache_faults=${result.cacheFaults} rotations=${result.rotations} secret_reads=${result.secretReads} ` +
+  `secret_read_faults=${result.secretReadFaults} failed_runs=${result.failedRuns} ` +
+  `peak_rss_mb=${result.peakRssMb} seconds=${result.seconds}`;
+
+const ROTATION_GAP_MS = 15_000;
 
 /** Every `1 / rate`-th index, spread evenly: deterministic, so a run can be repeated. */
 const picked = (index: number, rate: number, offset: number): boolean =>
   rate > 0 && (index + offset) % Math.round(1 / rate) === 0;
 
-/** A share `rate` of message ids, picked by a hash of the id. */
-const chosen = (messageId: string, rate: number): boolean =>
-  rate > 0 && createHash('sha256').update(messageId).digest().readUInt32BE(0) / 0x1_0000_0000 < rate;
+/** A share `rate` of ids, picked by a hash of the id. */
+const chosen = (id: string, rate: number, salt = ''): boolean =>
+  rate > 0 && createHash('sha256').update(`${salt}${id}`).digest().readUInt32BE(0) / 0x1_0000_0000 < rate;
+
+/** The cache faults, in turn: a refusal to store, a 503 core retries, and a claim stored whose answer was lost. */
+const CACHE_FAULTS: readonly RpcFault['kind'][] = ['refuse', 'unavailable', 'store-then-unavailable'];
+
+/** The provider faults while perform reads a rotated secret, in turn: a 503 and a time-out, each followed by a retry. */
+const READ_FAULTS: readonly Fault[] = [
+  { kind: 'reply', status: 503, body: '' },
+  { kind: 'hang' },
+  { kind: 'reply', status: 502, body: '<html>Bad gateway</html>' },
+];
 
 export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   const say = options.say ?? (() => undefined);
   const redeliveryRate = options.redeliveryRate ?? 0.01;
   const forgeryRate = options.forgeryRate ?? 0.01;
   const failureRate = options.failureRate ?? 0.01;
-  const batchSize = options.batchSize ?? 500;
+  const cacheFaultRate = options.cacheFaultRate ?? 0.01;
+  const rotations = options.rotations ?? 3;
   const started = Date.now();
   let peakRss = process.memoryUsage.rss();
   const sampler = setInterval(() => {
@@ -72,21 +110,47 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   }, 50);
   sampler.unref();
 
+  // The first attempt of every secret read after a rotation meets a provider fault.
+  let secretReads = 0;
+  let secretReadFaults = 0;
+  let faultNextRead = false;
+  const readFault = ({ method, path }: FaultContext): Fault | undefined => {
+    if (method !== 'GET' || !path.endsWith('/secret')) return undefined;
+    secretReads += 1;
+    if (!faultNextRead) return undefined;
+    faultNextRead = false;
+    const fault = READ_FAULTS[secretReadFaults % READ_FAULTS.length];
+    secretReadFaults += 1;
+    return fault;
+  };
   const apiKey = `sk_soak_${randomBytes(12).toString('hex')}`;
   const emulator = new ProviderEmulator({
     apiKey,
     limits: { maxMessagesPerApp: Math.max(20_000, options.events + 100) },
+    fault: readFault,
   });
+  // Each claimed message meets at most one cache fault: core's client retries within the same call.
+  const cacheFaulted = new Set<string>();
+  const cacheFault = (call: CacheCall): RpcFault | undefined => {
+    if (call.method !== 'zcache_set' || !call.key.startsWith('seen:') || cacheFaulted.has(call.key)) return undefined;
+    if (!chosen(call.key, cacheFaultRate, 'cache')) return undefined;
+    cacheFaulted.add(call.key);
+    const kind = CACHE_FAULTS[cacheFaulted.size % CACHE_FAULTS.length] ?? 'refuse';
+    return { kind };
+  };
+  const platform = new PlatformStandIn({ delayMs: options.cacheDelayMs ?? 1, fault: cacheFault });
   const baseUrl = await emulator.start();
+  await platform.start();
   const client = new ProviderClient({ baseUrl, apiKey });
   // Which messages fail once at the endpoint is decided from the message id, so
   // the choice is made before its first attempt arrives. Half fail before the
-  // Zap runs (503), half after it ran (the answer is lost, so the provider retries).
+  // Zap runs (503), half after Zapier took it (the answer is lost, so the provider retries).
   const faulted = new Set<string>();
   const forgedIds = new Set<string>();
   let transientFailures = 0;
   const runner = new HookRunner({
     app,
+    platform,
     authData: { apiKey, appId: (await runSetup({ client, appName: 'Soak Auction House' })).appId, serverUrl: baseUrl },
     fault: (messageId) => {
       // Only the provider's own deliveries fail: a forgery must always reach perform.
@@ -98,38 +162,48 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     },
   });
   let redelivered = 0;
+  let rotated = 0;
+  let lastRotation = Number.NEGATIVE_INFINITY;
   try {
     const appId = runner.appId;
     await runner.start();
     const zap = await runner.turnOn('Every status change');
     const backEnd = new AuctionBackEnd(client, appId);
+    const rotateEvery = rotations > 0 ? Math.floor(options.events / (rotations + 1)) : 0;
 
-    for (let batchStart = 0; batchStart < options.events; batchStart += batchSize) {
-      const batchEnd = Math.min(options.events, batchStart + batchSize);
-      for (let index = batchStart; index < batchEnd; index += 1) {
-        await backEnd.emitNext(3);
-        if (picked(index, forgeryRate, 37)) {
-          const kind = FORGERIES[forgedIds.size % FORGERIES.length] ?? 'wrong-secret';
-          const id = newId('msg');
-          forgedIds.add(id);
-          await forge(zap, kind, id);
-        }
+    for (let index = 0; index < options.events; index += 1) {
+      const rotationDue = rotateEvery > 0 && index > 0 && index % rotateEvery === 0;
+      if (rotationDue && rotated < rotations && Date.now() - lastRotation >= ROTATION_GAP_MS) {
+        // An immediate rotation: from now on deliveries carry only the new secret's signature.
+        await client.call({
+          method: 'POST',
+          path: `/api/v1/app/${appId}/endpoint/${zap.subscribeData.id}/secret/rotate`,
+          body: { gracePeriodSeconds: 0 },
+          action: 'rotating the endpoint secret',
+        });
+        rotated += 1;
+        lastRotation = Date.now();
+        faultNextRead = true;
       }
+      await backEnd.emitNext(3);
+      const event = backEnd.emitted[backEnd.emitted.length - 1];
+      if (event && picked(index, redeliveryRate, 53)) {
+        // Sent again at once, while the first delivery is on its way: the two overlap.
+        emulator.resend(appId, event.messageId, zap.subscribeData.id);
+        redelivered += 1;
+      }
+      if (picked(index, forgeryRate, 37)) {
+        const kind = FORGERIES[forgedIds.size % FORGERIES.length] ?? 'wrong-secret';
+        const id = newId('msg');
+        forgedIds.add(id);
+        await forge(zap, kind, id);
+      }
+      if ((index + 1) % 1_000 === 0) say(`soak: ${index + 1}/${options.events} events sent`);
+    }
+    // Deliveries that failed at the endpoint come back on the provider's (compressed) schedule.
+    for (let settled = 0; settled < 3; settled += 1) {
       await emulator.idle();
       await runner.idle();
-      // Redeliver a share of this batch, as the provider does after a lost answer or a manual resend.
-      for (let index = batchStart; index < batchEnd; index += 1) {
-        const event = backEnd.emitted[index];
-        if (event && picked(index, redeliveryRate, 53)) {
-          emulator.resend(appId, event.messageId, zap.subscribeData.id);
-          redelivered += 1;
-        }
-      }
-      await emulator.idle();
-      await runner.idle();
-      say(
-        `soak: ${batchEnd}/${options.events} events, ${runner.runs.filter((run) => run.outcome === 'ran').length} Zap runs`,
-      );
     }
     await runner.turnOff(zap);
 
@@ -139,12 +213,19 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
         runsPerMessage.set(run.messageId, (runsPerMessage.get(run.messageId) ?? 0) + 1);
     }
     const real = backEnd.emitted.map((event) => event.messageId);
+    const lostIds = real.filter((id) => !runsPerMessage.has(id));
+    const lostDetail = lostIds.map((id) => {
+      const outcomes = runner.runs
+        .filter((run) => run.messageId === id)
+        .map((run) => (run.message ? `${run.outcome}: ${run.message}` : run.outcome));
+      return `${id}: ${outcomes.length > 0 ? outcomes.join(' | ') : 'never reached perform'}`;
+    });
     const stats = emulator.stats();
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
     return {
       events: real.length,
       zapRuns: real.reduce((total, id) => total + (runsPerMessage.get(id) ?? 0), 0),
-      lost: real.filter((id) => !runsPerMessage.has(id)).length,
+      lost: lostIds.length,
       doubled: real.reduce((total, id) => total + Math.max(0, (runsPerMessage.get(id) ?? 0) - 1), 0),
       forgedAccepted: [...forgedIds].filter((id) => runsPerMessage.has(id)).length,
       forged: forgedIds.size,
@@ -152,10 +233,18 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
         (run) => run.messageId && forgedIds.has(run.messageId) && run.outcome === 'refused',
       ).length,
       redelivered,
-      duplicatesDropped: runner.runs.filter((run) => run.outcome === 'duplicate').length,
+      overlapping: runner.runs.filter((run) => run.overlapped).length,
+      duplicatesDropped: runner.runs.filter(
+        (run) => run.outcome === 'no-items' && run.messageId !== undefined && runsPerMessage.has(run.messageId),
+      ).length,
       transientFailures,
       providerRetries: stats.deliveries.retriesScheduled,
+      cacheFaults: platform.calls.filter((call) => call.fault !== undefined).length,
+      rotations: rotated,
+      secretReads,
+      secretReadFaults,
       failedRuns: runner.runs.filter((run) => run.outcome === 'failed').length,
+      lostDetail,
       peakRssMb: Math.round(peakRss / (1024 * 1024)),
       seconds: Math.round((Date.now() - started) / 100) / 10,
     };
@@ -163,6 +252,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     clearInterval(sampler);
     await runner.stop();
     await emulator.stop();
+    await platform.stop();
   }
 };
 
@@ -175,6 +265,7 @@ export const main = async (argv: string[]): Promise<number> => {
   }
   const result = await runSoak({ events, say: (line) => process.stdout.write(`${line}\n`) });
   process.stdout.write(`${soakLine(result)}\n`);
+  for (const line of result.lostDetail) process.stdout.write(`lost: ${line}\n`);
   return result.lost === 0 && result.doubled === 0 && result.forgedAccepted === 0 ? 0 : 1;
 };
 

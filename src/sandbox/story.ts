@@ -7,6 +7,7 @@ import { ProviderEmulator } from './emulator';
 import { newId } from './emulator/store';
 import { forge } from './forgery';
 import { HookRunner, type ZapRun } from './hookRunner';
+import { PlatformStandIn } from './platform';
 
 /**
  * `npm start`: the whole story on this machine, with no account and no network.
@@ -25,13 +26,16 @@ export interface StorySummary {
   emitted: number;
   delivered: number;
   zapRuns: number;
+  /** Deliveries perform returned no items for, whose status this Zap does not want. */
   filtered: number;
   rejected: number;
-  /** Redeliveries perform dropped because the Zap had already run for them. */
+  /** Deliveries perform returned no items for, of messages it had run already. */
   duplicates: number;
   /** Messages the Zap ran more than once: must be 0. */
   doubled: number;
   failed: number;
+  /** Events with a status this Zap wants that never ran it: must be 0. */
+  lost: number;
   endpointsLeft: number;
 }
 
@@ -40,36 +44,23 @@ export const ZAP_STATUSES = ['OPEN_FOR_BIDDING', 'LOTS_SOLD'];
 /** The fields a Zap step can use, in the order the Zap editor lists them. */
 const FIELD_ORDER = ['auctionUuid', 'auctioneerUuid', 'status', 'statusLabel', 'eventType', 'occurredAt'] as const;
 
-const describeRun = (run: ZapRun, runNumber: number): string => {
-  const item = run.items[0];
-  switch (run.outcome) {
-    case 'ran':
-      return item
-        ? [
-            `  ▶ Zap run ${runNumber} for ${item.id}, fields:`,
-            ...FIELD_ORDER.map((key) => `        ${key.padEnd(14)} ${item[key]}`),
-          ].join('\n')
-        : '  ▶ Zap run';
-    case 'filtered':
-      return `  · filtered ${run.messageId ?? '?'}  (status not chosen in this Zap)`;
-    case 'duplicate':
-      return `  = dropped  ${run.messageId ?? '?'}  (delivered again; this Zap already ran for it)`;
-    case 'refused':
-      return `  ✖ refused  ${run.messageId ?? '?'}  ${run.message ?? ''}`;
-    case 'failed':
-      return `  ! failed   ${run.messageId ?? '?'}  ${run.message ?? ''}`;
-  }
-};
+/**
+ * Why perform returned no items, judged from what the story itself knows (the
+ * statuses it emitted and the runs so far), not from perform's insides.
+ */
+type Explanation = 'filtered' | 'duplicate' | 'unexplained';
 
 export const summaryLine = (summary: StorySummary): string =>
   `summary: emitted=${summary.emitted} delivered=${summary.delivered} zap_runs=${summary.zapRuns} ` +
   `filtered=${summary.filtered} rejected=${summary.rejected} duplicates=${summary.duplicates} doubled=${summary.doubled} ` +
-  `failed=${summary.failed} endpoints_left=${summary.endpointsLeft}`;
+  `failed=${summary.failed} lost=${summary.lost} endpoints_left=${summary.endpointsLeft}`;
 
 export const runStory = async ({ events, say }: StoryOptions): Promise<StorySummary> => {
   const apiKey = `sk_sandbox_${randomBytes(12).toString('hex')}`;
   const emulator = new ProviderEmulator({ apiKey });
+  const platform = new PlatformStandIn();
   const baseUrl = await emulator.start();
+  const platformUrl = await platform.start();
   let runner: HookRunner | undefined;
   try {
     say(`[1/7] Provider emulator listening at ${baseUrl} (sandbox key, nothing leaves this machine).`);
@@ -79,19 +70,58 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
     const setup = await runSetup({ client, appName: 'Sandbox Auction House', say: (line) => say(`      ${line}`) });
 
     const authData = { apiKey, appId: setup.appId, serverUrl: baseUrl };
-    let runs = 0;
+    const backEnd = new AuctionBackEnd(client, setup.appId);
+    const statusOf = (messageId: string | undefined) =>
+      backEnd.emitted.find((event) => event.messageId === messageId)?.status;
+    const ranBefore = new Set<string>();
+    const explanations: Explanation[] = [];
+    const explain = (run: ZapRun): Explanation => {
+      const status = statusOf(run.messageId);
+      if (status !== undefined && !ZAP_STATUSES.includes(status)) return 'filtered';
+      return run.messageId !== undefined && ranBefore.has(run.messageId) ? 'duplicate' : 'unexplained';
+    };
+    let runNumber = 0;
+    const describe = (run: ZapRun): string => {
+      const item = run.items[0];
+      switch (run.outcome) {
+        case 'ran':
+          runNumber += 1;
+          return [
+            `  ▶ Zap run ${runNumber} for ${item?.id ?? '?'}, fields:`,
+            ...FIELD_ORDER.map((key) => `        ${key.padEnd(14)} ${item ? item[key] : ''}`),
+          ].join('\n');
+        case 'no-items': {
+          const why = explain(run);
+          explanations.push(why);
+          return why === 'filtered'
+            ? `  · filtered ${run.messageId ?? '?'}  (status not chosen in this Zap)`
+            : why === 'duplicate'
+              ? `  = dropped  ${run.messageId ?? '?'}  (delivered again; this Zap already ran for it)`
+              : `  ? no run   ${run.messageId ?? '?'}  (the Zap should have run for it)`;
+        }
+        case 'refused':
+          return `  ✖ refused  ${run.messageId ?? '?'}  ${run.message ?? ''}`;
+        case 'failed':
+          return `  ! failed   ${run.messageId ?? '?'}  ${run.message ?? ''}`;
+      }
+    };
     runner = new HookRunner({
       app,
       authData,
-      onRun: (run) => say(describeRun(run, run.outcome === 'ran' ? ++runs : runs)),
+      platform,
+      onRun: (run) => {
+        say(describe(run));
+        if (run.outcome === 'ran' && run.messageId !== undefined) ranBefore.add(run.messageId);
+      },
     });
     const runnerUrl = await runner.start();
     const zap = await runner.turnOn('Email bidders when an auction opens or sells', { statuses: ZAP_STATUSES });
-    say(`[3/7] Zapier stand-in at ${runnerUrl}. Turned a Zap on (only statuses ${ZAP_STATUSES.join(', ')}):`);
+    say(
+      `[3/7] Zapier stand-in at ${runnerUrl}, with z.cache served as on Zapier at ${platformUrl}. Turned a Zap on (only statuses ${ZAP_STATUSES.join(', ')}):`,
+    );
     say(`      performSubscribe created endpoint ${zap.subscribeData.id} for ${zap.targetUrl}`);
 
     say(`[4/7] The auction back-end emits ${events} events (creation, then each status change):`);
-    const backEnd = new AuctionBackEnd(client, setup.appId);
     // Alternate: open a new auction, then move the oldest open one on a step.
     while (backEnd.emitted.length < events) await backEnd.emitNext(2);
     await emulator.idle();
@@ -129,22 +159,23 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
     );
 
     const fromProvider = runner.runs.filter((run) => run.messageId !== forgedId);
-    const ran = runner.runs.filter((run) => run.outcome === 'ran');
-    const ranIds = ran.map((run) => run.messageId);
-    const summary: StorySummary = {
-      emitted: backEnd.emitted.filter((event) => event.messageId !== undefined).length,
+    const ranIds = runner.runs.filter((run) => run.outcome === 'ran').map((run) => run.messageId);
+    const wanted = backEnd.emitted.filter((event) => ZAP_STATUSES.includes(event.status));
+    return {
+      emitted: backEnd.emitted.length,
       delivered: fromProvider.length,
-      zapRuns: ran.length,
-      filtered: runner.runs.filter((run) => run.outcome === 'filtered').length,
+      zapRuns: ranIds.length,
+      filtered: explanations.filter((why) => why === 'filtered').length,
       rejected: runner.runs.filter((run) => run.outcome === 'refused').length,
-      duplicates: runner.runs.filter((run) => run.outcome === 'duplicate').length,
+      duplicates: explanations.filter((why) => why === 'duplicate').length,
       doubled: ranIds.length - new Set(ranIds).size,
       failed: runner.runs.filter((run) => run.outcome === 'failed').length,
+      lost: wanted.filter((event) => !ranIds.includes(event.messageId)).length,
       endpointsLeft,
     };
-    return summary;
   } finally {
     await runner?.stop();
     await emulator.stop();
+    await platform.stop();
   }
 };

@@ -12,7 +12,8 @@ import {
 /**
  * A small provider client for the command-line tools (set-up and sandbox),
  * on Node's own fetch. The Zapier app never imports it: it talks to the
- * provider through z.request. Errors reuse the app's plain-English messages.
+ * provider through z.request. Errors reuse the app's plain-English messages,
+ * worded for a person at the terminal.
  */
 
 export class ProviderFailure extends Error {
@@ -28,8 +29,8 @@ export interface ClientOptions {
   timeoutMs?: number;
 }
 
-export interface Call extends FailureContext {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+export interface Call extends Omit<FailureContext, 'reader'> {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   query?: Record<string, string>;
   body?: object;
@@ -68,9 +69,14 @@ export class ProviderClient {
     } catch (cause) {
       const reason =
         cause instanceof Error && cause.name === 'TimeoutError' ? { type: 'request-timeout' } : causeOf(cause);
-      throw new ProviderFailure(describeUnreachable(call.action, url.origin, reason));
+      throw new ProviderFailure(describeUnreachable(call.action, url.origin, reason, 'setup'));
     }
-    const answer = judgeAnswer(response.status, await response.text(), call, response.headers.get('retry-after'));
+    const answer = judgeAnswer(
+      response.status,
+      await response.text(),
+      { ...call, reader: 'setup' },
+      response.headers.get('retry-after'),
+    );
     if (!answer.ok) throw new ProviderFailure(answer.failure);
     return { status: response.status, body: answer.body };
   }
@@ -78,7 +84,7 @@ export class ProviderClient {
   decode<A>(codec: t.Decoder<unknown, A>, body: unknown, action: string): A {
     const decoded = codec.decode(body);
     if (isRight(decoded)) return decoded.right;
-    throw new ProviderFailure(describeUnexpectedShape(action, describeDecodeErrors(decoded.left)));
+    throw new ProviderFailure(describeUnexpectedShape(action, describeDecodeErrors(decoded.left), 'setup'));
   }
 }
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
-import { ApplicationOut, EndpointOut, EventTypeOut } from '../provider/codecs';
-import { auctionStatusChangeEventType, EVENT_TYPE_NAME, SCHEMA_VERSION } from '../provider/eventType';
-import { ProviderClient } from './client';
+import { ApplicationOut, EndpointOut } from '../provider/codecs';
+import { EVENT_TYPE_NAME, ensureEventType } from '../provider/eventType';
+import { endpointUid } from '../provider/ids';
+import { ProviderClient, ProviderFailure } from './client';
 
 /**
  * The consumer's set-up steps of the published interface (§4), done once and
@@ -41,9 +41,6 @@ export const appUidFor = (name: string): string => {
   return slug === '' ? `app-${createHash('sha256').update(name).digest('hex').slice(0, 16)}` : slug;
 };
 
-export const endpointUidFor = (url: string): string =>
-  `setup-${createHash('sha256').update(url, 'utf8').digest('hex').slice(0, 40)}`;
-
 const ensureApp = async (client: ProviderClient, name: string) => {
   const action = 'creating your Consumer App';
   const answer = await client.call({
@@ -56,45 +53,24 @@ const ensureApp = async (client: ProviderClient, name: string) => {
   return { app: client.decode(ApplicationOut, answer.body, action), created: answer.status === 201 };
 };
 
-const ensureEventType = async (client: ProviderClient): Promise<SetupResult['eventType']> => {
-  const path = `/api/v1/event-type/${EVENT_TYPE_NAME}`;
-  const read = await client.call({
-    method: 'GET',
-    path,
-    action: 'reading the AUCTION_STATUS_CHANGE event type',
-    accept: [404],
-  });
-  if (read.status === 404) {
-    await client.call({
-      method: 'POST',
-      path: '/api/v1/event-type',
-      body: auctionStatusChangeEventType,
-      action: 'registering the AUCTION_STATUS_CHANGE event type',
+/** The set-up registers the event type, and brings its schema back to the published one. */
+const registerEventType = async (client: ProviderClient): Promise<SetupResult['eventType']> => {
+  const state = await ensureEventType(client, { updateSchema: true });
+  // A key that may not manage event types cannot do the set-up's job: say which key can.
+  if (state === 'not-permitted') {
+    throw new ProviderFailure({
+      kind: 'error',
+      code: 'ProviderForbidden',
+      status: 403,
+      message: `This key may not register the ${EVENT_TYPE_NAME} event type (403). Run the set-up with an API Access Key of the provider account that owns the Consumer App (an integration key cannot do this).`,
     });
-    return 'created';
   }
-  const existing = client.decode(EventTypeOut, read.body, 'reading the AUCTION_STATUS_CHANGE event type');
-  const schemas = typeof existing.schemas === 'object' && existing.schemas !== null ? existing.schemas : {};
-  const published = auctionStatusChangeEventType.schemas[SCHEMA_VERSION];
-  const current: unknown = Object.entries(schemas).find(([version]) => version === SCHEMA_VERSION)?.[1];
-  if (existing.archived !== true && isDeepStrictEqual(current, published)) return 'unchanged';
-  await client.call({
-    method: 'PUT',
-    path,
-    body: {
-      // The description may be customised (§4.2): keep whatever is there.
-      description: existing.description || auctionStatusChangeEventType.description,
-      archived: false,
-      schemas: { ...schemas, [SCHEMA_VERSION]: published },
-    },
-    action: 'updating the AUCTION_STATUS_CHANGE event type to the published schema',
-  });
-  return 'updated';
+  return state;
 };
 
 const ensureEndpoint = async (client: ProviderClient, appId: string, url: string) => {
   const action = 'adding your endpoint';
-  const uid = endpointUidFor(url);
+  const uid = endpointUid('setup', url);
   const created = await client.call({
     method: 'POST',
     path: `/api/v1/app/${encodeURIComponent(appId)}/endpoint`,
@@ -121,7 +97,7 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
   const name = options.appName?.trim() || DEFAULT_APP_NAME;
   const { app, created } = await ensureApp(options.client, name);
   say(`${created ? 'Created' : 'Reusing'} the Consumer App "${app.name}" (${app.id}).`);
-  const eventType = await ensureEventType(options.client);
+  const eventType = await registerEventType(options.client);
   say(
     {
       created: 'Registered the AUCTION_STATUS_CHANGE event type (schema version 1).',

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { isRight } from 'fp-ts/Either';
 import { defineTrigger, type Bundle, type ZObject } from 'zapier-platform-core';
 import {
@@ -7,34 +6,69 @@ import {
   toTriggerItem,
   type AuctionStatusChangedItem,
 } from '../fields/auctionStatusChanged';
-import { createEndpoint, deleteEndpoint, ensureEventType, getEndpointSecret } from '../provider/api';
-import { isEndpointId } from '../provider/ids';
-import { connectionOf } from '../provider/request';
-import { checkEnvelope, signedWith, signingHeaders } from '../provider/signature';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  endpointIsReady,
+  getEndpoint,
+  getEndpointSecret,
+  newEndpointSecret,
+  restoreEndpoint,
+  transportOf,
+} from '../provider/api';
+import { EVENT_TYPE_NAME, ensureEventType } from '../provider/eventType';
+import { describeStatus } from '../provider/failures';
+import { endpointUid, isEndpointId } from '../provider/ids';
+import { callerOf, raise, type Caller } from '../provider/request';
+import { checkEnvelope, signingHeaders } from '../provider/signature';
 import { decodePayload, parseBody, RawRequest, refuse, SubscribeData } from './delivery';
-import { cacheGet, cacheSet } from './cache';
 import { recentAuctioneers, recentStatuses } from './choices';
-import { firstDelivery } from './dedupe';
+import { claimMessage, probeNx, SIGNING_WINDOW } from './claim';
+import { checkSignature } from './endpointSecret';
 import { passesFilters, readFilters } from './filters';
 import { recentEvents } from './recentEvents';
 
 export const TRIGGER_KEY = 'auction_status_changed';
 
-/** A secret re-read after a signature mismatch is kept this long, so a flood of forgeries costs one provider call. */
-export const REREAD_SECRET_TTL_SECONDS = 10 * 60;
-
-/**
- * A stable endpoint uid for a Zap's target URL: a retried subscribe asks for the
- * same uid, the provider answers 409, and the first endpoint is reused.
- */
-export const endpointUid = (targetUrl: string): string =>
-  `zapier-${createHash('sha256').update(targetUrl, 'utf8').digest('hex').slice(0, 40)}`;
-
 export const ENDPOINT_DESCRIPTION =
   'Zapier: Auction Status Changed. Created when a Zap was turned on; removed when it is turned off.';
 
+/** The event type is missing, and this connection's key may not register it. */
+export const EVENT_TYPE_NOT_PERMITTED =
+  `The ${EVENT_TYPE_NAME} event type is not registered in your provider account, and this connection's key may not register it (an integration key cannot). ` +
+  "Ask whoever set up your Consumer App to run this integration's set-up with the account's API Access Key, or to add the event type in the provider's dashboard, then turn the Zap on again.";
+
+const CREATE_ACTION = 'creating the endpoint that sends auction events to this Zap';
+
+/**
+ * Creates this Zap's endpoint with a signing secret made here, so that the
+ * usual subscribe makes one provider call. When the event type is missing it
+ * registers it and tries once more; when Zapier retries a subscribe whose
+ * answer was lost (the uid already exists), it reuses that endpoint, turned
+ * back on and filtered to AUCTION_STATUS_CHANGE, and reads its secret.
+ */
+const subscribeEndpoint = async (caller: Caller, targetUrl: string): Promise<{ id: string; secret: string }> => {
+  const uid = endpointUid('zapier', targetUrl);
+  const secret = newEndpointSecret();
+  const wanted = { url: targetUrl, uid, description: ENDPOINT_DESCRIPTION, secret };
+  let created = await createEndpoint(caller, wanted);
+  if (created.kind === 'refused') {
+    // Most likely the event type is not registered: the trigger registers it when its key may.
+    const state = await ensureEventType(transportOf(caller), { updateSchema: false });
+    if (state === 'not-permitted') throw new caller.z.errors.Error(EVENT_TYPE_NOT_PERMITTED, 'EventTypeMissing', 400);
+    if (state === 'created') created = await createEndpoint(caller, wanted);
+    if (created.kind === 'refused') {
+      return raise(caller.z, describeStatus(422, created.body, { action: CREATE_ACTION, reader: caller.reader }));
+    }
+  }
+  if (created.kind === 'created') return { id: created.endpoint.id, secret };
+  const existing = await getEndpoint(caller, uid);
+  if (!endpointIsReady(existing, targetUrl)) await restoreEndpoint(caller, existing.id, targetUrl);
+  return { id: existing.id, secret: await getEndpointSecret(caller, existing.id) };
+};
+
 const performSubscribe = async (z: ZObject, bundle: Bundle): Promise<SubscribeData> => {
-  const connection = connectionOf(z, bundle);
+  const caller = callerOf(z, bundle, 'zap-editor');
   const targetUrl = bundle.targetUrl;
   if (!targetUrl) {
     throw new z.errors.Error(
@@ -43,45 +77,31 @@ const performSubscribe = async (z: ZObject, bundle: Bundle): Promise<SubscribeDa
       400,
     );
   }
-  await ensureEventType(z, connection);
-  const endpoint = await createEndpoint(z, connection, {
-    url: targetUrl,
-    uid: endpointUid(targetUrl),
-    description: ENDPOINT_DESCRIPTION,
-  });
-  const secret = await getEndpointSecret(z, connection, endpoint.id);
-  return { id: endpoint.id, secret };
+  const endpoint = await subscribeEndpoint(caller, targetUrl);
+  const checkedAt = Date.now();
+  // Learnt once here, so that deliveries know how to claim a message in one round trip.
+  const cacheHonoursNx = await probeNx(z);
+  return { ...endpoint, checkedAt, ...(cacheHonoursNx === undefined ? {} : { cacheHonoursNx }) };
 };
 
 const performUnsubscribe = async (z: ZObject, bundle: Bundle): Promise<{ removed: boolean }> => {
-  const connection = connectionOf(z, bundle);
+  const caller = callerOf(z, bundle, 'zap-editor');
   const stored = SubscribeData.decode(bundle.subscribeData);
   // Without a stored id, the uid derived from the target URL still names the endpoint.
   const endpointId =
     isRight(stored) && isEndpointId(stored.right.id)
       ? stored.right.id
       : bundle.targetUrl
-        ? endpointUid(bundle.targetUrl)
+        ? endpointUid('zapier', bundle.targetUrl)
         : undefined;
   if (endpointId === undefined) return { removed: false };
-  const outcome = await deleteEndpoint(z, connection, endpointId);
+  const outcome = await deleteEndpoint(caller, endpointId);
   return { removed: outcome === 'deleted' };
 };
 
-/**
- * The secret to check a mismatched delivery against once more: the endpoint's
- * secret may have been rotated since the Zap was turned on.
- */
-const currentSecret = async (z: ZObject, bundle: Bundle, endpointId: string): Promise<string> => {
-  const cacheKey = `endpoint-secret:${endpointId}`;
-  const cached = await cacheGet(z, cacheKey);
-  if (typeof cached === 'string') return cached;
-  const secret = await getEndpointSecret(z, connectionOf(z, bundle), endpointId);
-  await cacheSet(z, cacheKey, secret, REREAD_SECRET_TTL_SECONDS);
-  return secret;
-};
-
 const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {
+  // The CLI's `invoke trigger` calls perform with no delivery at all: answer as "Test trigger" does.
+  if (bundle.rawRequest === undefined || bundle.rawRequest === null) return performList(z, bundle);
   const stored = SubscribeData.decode(bundle.subscribeData);
   if (!isRight(stored)) {
     throw new z.errors.Error(
@@ -92,26 +112,25 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
   }
   const subscription = stored.right;
   const raw = RawRequest.decode(bundle.rawRequest);
-  if (!isRight(raw)) {
-    throw new z.errors.Error(
-      'The delivery reached Zapier without a body, so the Zap did not run.',
-      'EmptyDelivery',
-      400,
-    );
-  }
-  const headers = signingHeaders(raw.right.headers ?? {});
+  if (!isRight(raw)) return refuse(z, 'no-body');
   const body = raw.right.content;
 
   // 1. Verify: nothing unsigned, stale or forged reaches the Zap.
-  const envelope = checkEnvelope({ ...headers, body }, Math.floor(Date.now() / 1000));
+  const envelope = checkEnvelope(
+    signingHeaders(raw.right.headers ?? {}),
+    Math.floor(Date.now() / 1000),
+    SIGNING_WINDOW,
+  );
   if (!envelope.ok) return refuse(z, envelope.refusal);
   const { id: messageId, timestamp, signature } = envelope;
-  if (!signedWith(subscription.secret, messageId, timestamp, signature, body)) {
-    const latest = await currentSecret(z, bundle, subscription.id);
-    if (latest === subscription.secret || !signedWith(latest, messageId, timestamp, signature, body)) {
-      return refuse(z, 'no-valid-signature');
-    }
-  }
+  const check = await checkSignature(callerOf(z, bundle, 'zap-run'), subscription, {
+    id: messageId,
+    timestamp,
+    signature,
+    body,
+    signedAtMs: envelope.seconds * 1000,
+  });
+  if (!check.verified) return refuse(z, check.why === 'no-match' ? 'no-valid-signature' : 'unchecked-signature');
 
   // 2. Decode the payload at the edge.
   const parsed = parseBody(body);
@@ -124,7 +143,8 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
   if (!passesFilters(item, readFilters(bundle.inputData))) return [];
 
   // 4. Run each message once per Zap, however often it is delivered.
-  return (await firstDelivery(z, subscription.id, messageId)) ? [item] : [];
+  const claimed = await claimMessage(z, subscription.id, messageId, check.known.cacheHonoursNx);
+  return claimed ? [item] : [];
 };
 
 const performList = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {

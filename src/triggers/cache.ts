@@ -2,20 +2,29 @@ import type { ZObject } from 'zapier-platform-core';
 
 /**
  * z.cache, always scoped to the connection ('auth'), so two accounts never
- * share entries. The platform's cache.get takes the scope as its second
- * argument (a scoped set is only found by a scoped get); its published type
- * does not say so, hence Reflect.apply.
+ * share entries. On Zapier each call is a round trip over the platform's RPC
+ * service. The platform's get and delete take the scope as their second
+ * argument (a scoped set is only found by a scoped get); their published types
+ * do not say so, hence Reflect.apply.
  */
-const SCOPE = ['auth'];
+export const CACHE_SCOPE = ['auth'];
 
+/** The stored value, or undefined when there is none. */
 export const cacheGet = (z: ZObject, key: string): Promise<unknown> =>
-  Promise.resolve<unknown>(Reflect.apply(z.cache.get, z.cache, [key, SCOPE])).then((value) => value ?? undefined);
+  Promise.resolve<unknown>(Reflect.apply(z.cache.get, z.cache, [key, CACHE_SCOPE])).then((value) => value ?? undefined);
 
-/** Returns false when `onlyIfAbsent` is set and the key already existed (atomic on the platform). */
+/**
+ * The cache's own answer: `true` when the value was stored; with `onlyIfAbsent`
+ * (`nx`), `null` when the key existed already. Anything else (`false`, for
+ * instance from a cache over its rate limit) means it was not stored.
+ */
 export const cacheSet = (
   z: ZObject,
   key: string,
-  value: string | boolean,
+  value: unknown,
   ttlSeconds: number,
-  onlyIfAbsent = false,
-): Promise<boolean> => z.cache.set(key, value, ttlSeconds, SCOPE, onlyIfAbsent).then((stored) => stored !== false);
+  onlyIfAbsent: boolean,
+): Promise<unknown> => z.cache.set(key, value, ttlSeconds, CACHE_SCOPE, onlyIfAbsent);
+
+export const cacheDelete = (z: ZObject, key: string): Promise<unknown> =>
+  Promise.resolve<unknown>(Reflect.apply(z.cache.delete, z.cache, [key, CACHE_SCOPE]));

@@ -4,6 +4,7 @@ import type { ZObject } from 'zapier-platform-core';
 // The event's own modules, not the models index: a delivery loads only what it uses.
 import { AuctionStatusChange } from '../models/AuctionStatusChange';
 import { describeDecodeErrors } from '../models/decode';
+import { withoutBundle } from '../provider/request';
 import type { Refusal } from '../provider/signature';
 
 /**
@@ -16,29 +17,44 @@ export const RawRequest = t.intersection(
   'RawRequest',
 );
 
-/** What performSubscribe returned, as Zapier stores it for this Zap. */
-export const SubscribeData = t.type({ id: t.string, secret: t.string }, 'SubscribeData');
+/**
+ * What performSubscribe returned, as Zapier stores it for this Zap: the
+ * endpoint's id and signing secret, when the secret was known to be current,
+ * and whether the platform's cache honours `nx`. Zaps turned on by earlier
+ * versions have only the id and the secret.
+ */
+export const SubscribeData = t.intersection(
+  [t.type({ id: t.string, secret: t.string }), t.partial({ checkedAt: t.number, cacheHonoursNx: t.boolean })],
+  'SubscribeData',
+);
 export type SubscribeData = t.TypeOf<typeof SubscribeData>;
 
-const REFUSALS: Record<Refusal, string> = {
-  'missing-headers':
-    "Refused a delivery without the provider's signature headers (svix-id, svix-timestamp, svix-signature): it did not come from your Consumer App, so the Zap did not run. Nothing needs to change unless you sent it yourself.",
-  'bad-timestamp':
-    'Refused a delivery whose signature time (svix-timestamp) is not a valid time: it did not come from your Consumer App, so the Zap did not run.',
+/** Why a request to the Zap's address did not run it, when it cannot have come from the Consumer App as sent. */
+export type DeliveryRefusal = Refusal | 'no-body' | 'unchecked-signature';
+
+const NOT_FROM_YOUR_APP = 'so it did not come from your Consumer App as sent, and the Zap did not run.';
+
+const REFUSALS: Record<DeliveryRefusal, string> = {
+  'no-body': `Ignored a request to this Zap's address that had no body, ${NOT_FROM_YOUR_APP}`,
+  'missing-headers': `Ignored a request to this Zap's address without the provider's signature headers (svix-id, svix-timestamp, svix-signature), ${NOT_FROM_YOUR_APP} Nothing needs to change unless you sent it yourself.`,
+  'bad-timestamp': `Refused a delivery whose signing time (svix-timestamp) is not a valid time, ${NOT_FROM_YOUR_APP}`,
   'too-old':
-    'Refused a delivery signed more than 5 minutes ago: it may be a replay of an old delivery, so the Zap did not run. If every delivery is refused this way, check that the clock of the system sending them is right.',
-  'too-new':
-    'Refused a delivery signed more than 5 minutes in the future, so the Zap did not run. If every delivery is refused this way, check that the clock of the system sending them is right.',
-  'no-valid-signature':
-    "Refused a delivery whose signature (svix-signature) does not match this Zap's endpoint secret: it did not come from your Consumer App, so the Zap did not run. If every delivery is refused, turn the Zap off and on again.",
-  'bad-secret':
-    "This Zap's stored signing secret is damaged, so deliveries cannot be checked. Turn the Zap off and on again.",
+    'Refused a delivery signed more than 7 days ago: it is an old copy of a delivery, and this Zap remembers which events it ran for 7 days only, so it did not run.',
+  'too-new': `Refused a delivery whose signing time (svix-timestamp) is more than 5 minutes ahead, ${NOT_FROM_YOUR_APP}`,
+  'no-valid-signature': `Refused a delivery whose signature (svix-signature) does not match this Zap's endpoint secret, ${NOT_FROM_YOUR_APP} If this happens to every event, turn the Zap off and on again.`,
+  'unchecked-signature': `Refused a delivery whose signature (svix-signature) does not match this Zap's endpoint secret as last read: many such deliveries arrived at once, and the secret could not be read again in time to see whether it had just been changed. The Zap did not run. If this happens to every event, turn the Zap off and on again.`,
 };
 
-export const refusalMessage = (refusal: Refusal): string => REFUSALS[refusal];
+export const refusalMessage = (refusal: DeliveryRefusal): string => REFUSALS[refusal];
 
-export const refuse = (z: ZObject, refusal: Refusal): never => {
-  throw new z.errors.Error(refusalMessage(refusal), 'DeliveryRefused', 401);
+/**
+ * Stops a delivery that cannot have come from the Consumer App as sent. It is
+ * a halt, not an error: anyone who learns the Zap's address can send it junk,
+ * and junk must neither fill the Zap's history with errors nor get the Zap
+ * turned off.
+ */
+export const refuse = (z: ZObject, refusal: DeliveryRefusal): never => {
+  throw withoutBundle(new z.errors.HaltedError(refusalMessage(refusal)));
 };
 
 export type PayloadResult = { ok: true; payload: AuctionStatusChange } | { ok: false; message: string };

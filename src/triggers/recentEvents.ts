@@ -2,7 +2,7 @@ import type { Bundle, ZObject } from 'zapier-platform-core';
 import { toTriggerItem, type AuctionStatusChangedItem } from '../fields/auctionStatusChanged';
 import { listRecentMessages } from '../provider/api';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
-import { connectionOf } from '../provider/request';
+import { callerOf } from '../provider/request';
 import { decodePayload } from './delivery';
 
 /** How many recent messages are read from the provider's log (its maximum page is 250). */
@@ -20,7 +20,7 @@ export interface RecentEvents {
  * message log: what "Test trigger" shows and what the dropdowns offer.
  */
 export const recentEvents = async (z: ZObject, bundle: Bundle, limit = RECENT_LIMIT): Promise<RecentEvents> => {
-  const messages = await listRecentMessages(z, connectionOf(z, bundle), limit);
+  const messages = await listRecentMessages(callerOf(z, bundle, 'zap-editor'), limit);
   const items: AuctionStatusChangedItem[] = [];
   let firstProblem: string | undefined;
   for (const message of messages) {

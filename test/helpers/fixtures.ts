@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import { errorDetails, type ErrorDetails } from '../../src/sandbox/errorDetails';
 
 /** Made-up credentials in the provider's formats. None of them is real. */
 export const API_KEY = 'testsk_sandboxKey0123456789abcdefghij';
@@ -15,8 +16,8 @@ export const authData = { apiKey: API_KEY, appId: APP_ID };
 export const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
 export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
-/** What performSubscribe stored for the Zap the tests deliver to. */
-export const subscription = { id: ENDPOINT_ID, secret: SECRET };
+/** What performSubscribe stored for the Zap the tests deliver to, on the platform, when this file was loaded. */
+export const subscription = { id: ENDPOINT_ID, secret: SECRET, checkedAt: Date.now(), cacheHonoursNx: true };
 
 export const payload = {
   auctioneerUuid: '0e7c2f44-3b8e-4f6d-a1d2-9c5b8e7a4f20',
@@ -53,36 +54,7 @@ export const signedRequest = (body: string, options: DeliveryOptions = {}) => {
   };
 };
 
-/** Parses the JSON message of a platform error (`z.errors.Error` serialises {message, code, status}). */
-export interface ErrorDetails {
-  message: string;
-  name: string;
-  code?: string;
-  status?: number;
-  delay?: number;
-}
-
-export const errorDetails = (error: unknown): ErrorDetails => {
-  if (!(error instanceof Error)) return { message: String(error), name: typeof error };
-  try {
-    const parsed: unknown = JSON.parse(error.message);
-    if (typeof parsed === 'object' && parsed !== null && 'message' in parsed && typeof parsed.message === 'string') {
-      const code = 'code' in parsed && typeof parsed.code === 'string' ? parsed.code : undefined;
-      const status = 'status' in parsed && typeof parsed.status === 'number' ? parsed.status : undefined;
-      const delay = 'delay' in parsed && typeof parsed.delay === 'number' ? parsed.delay : undefined;
-      return {
-        message: parsed.message,
-        name: error.name,
-        ...(code ? { code } : {}),
-        ...(status ? { status } : {}),
-        ...(delay === undefined ? {} : { delay }),
-      };
-    }
-  } catch {
-    // not JSON: a plain error message
-  }
-  return { message: error.message, name: error.name };
-};
+export { errorDetails, type ErrorDetails } from '../../src/sandbox/errorDetails';
 
 /** Runs a promise that must fail and returns the platform error's details. */
 export const failure = async (promise: Promise<unknown>): Promise<ErrorDetails> => {

@@ -47,7 +47,7 @@ describe('provider errors become plain-English platform errors', () => {
     const throttled = await failure(appTester(test, { authData }));
     expect(throttled.name).toBe('ThrottledError');
     expect(throttled.delay).toBe(17);
-    expect(throttled.message).toMatch(/in about 17 seconds/);
+    expect(throttled.message).toMatch(/Wait about 17 seconds, then try again/);
   });
 
   it('429 without Retry-After is still a ThrottledError, without a delay', async () => {
@@ -55,7 +55,7 @@ describe('provider errors become plain-English platform errors', () => {
     const throttled = await failure(appTester(test, { authData }));
     expect(throttled.name).toBe('ThrottledError');
     expect(throttled.delay).toBeUndefined();
-    expect(throttled.message).toMatch(/shortly/);
+    expect(throttled.message).toMatch(/Wait a minute, then try again/);
   });
 
   it('reads Retry-After as an HTTP date too', () => {
@@ -89,9 +89,17 @@ describe('provider errors become plain-English platform errors', () => {
 
   it('a time-out, an unknown host and other network failures say so', () => {
     // node-fetch (under z.request) marks its time-outs with type 'request-timeout'.
-    expect(describeUnreachable('x', PROVIDER, { type: 'request-timeout' }).message).toMatch(/did not answer in time/);
-    expect(describeUnreachable('x', PROVIDER, { code: 'ETIMEDOUT' }).message).toMatch(/did not answer in time/);
-    expect(describeUnreachable('x', PROVIDER, { code: 'ENOTFOUND' }).message).toMatch(/address could not be found/);
-    expect(describeUnreachable('x', PROVIDER, new Error('socket hang up')).message).toMatch(/connection failed/);
+    expect(describeUnreachable('x', PROVIDER, { type: 'request-timeout' }, 'zap-editor').message).toMatch(
+      /did not answer in time/,
+    );
+    expect(describeUnreachable('x', PROVIDER, { code: 'ETIMEDOUT' }, 'zap-editor').message).toMatch(
+      /did not answer in time/,
+    );
+    expect(describeUnreachable('x', PROVIDER, { code: 'ENOTFOUND' }, 'zap-editor').message).toMatch(
+      /address could not be found/,
+    );
+    expect(describeUnreachable('x', PROVIDER, new Error('socket hang up'), 'zap-editor').message).toMatch(
+      /connection failed/,
+    );
   });
 });

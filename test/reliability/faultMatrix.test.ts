@@ -8,19 +8,23 @@ import { ProviderClient, ProviderFailure } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
 import { auctionStatusChangedOperations as trigger } from '../../src/triggers/auctionStatusChanged';
 import { SubscribeData } from '../../src/triggers/delivery';
-import { errorDetails, type ErrorDetails } from '../helpers/fixtures';
+import { EndpointSecretOut } from '../../src/provider/codecs';
+import { newId } from '../../src/sandbox/emulator/store';
+import { errorDetails, payload, signedRequest, type ErrorDetails } from '../helpers/fixtures';
+import { usePlatform } from '../helpers/platform';
 import { isRight } from 'fp-ts/Either';
 
 /**
  * The provider fault matrix: every operation that calls the provider (the
- * connection test, subscribe, unsubscribe, performList and the set-up) against
- * the emulator on loopback, with every fault injected into every request the
- * operation makes. Each must end in the right platform error, with a plain
- * message that never carries the key.
+ * connection test, subscribe, unsubscribe, performList, perform's read of a
+ * rotated secret and the set-up) against the emulator on loopback, with every
+ * fault injected into every request the operation makes. Each must end in the
+ * right platform error, with a plain message that never carries the key.
  */
 
 const KEY = 'testsk_faultMatrixSecretKey';
 const appTester = createAppTester(app);
+const zapier = usePlatform();
 const TARGET = 'https://hooks.zapier.com/hooks/standard/1/fault-matrix/';
 
 type Outcome =
@@ -128,12 +132,20 @@ afterEach(async () => {
 
 interface Operation {
   name: string;
-  run: (serverUrl: string) => Promise<unknown>;
+  /** What must exist before the fault starts. */
+  prepare?: () => Promise<Prepared>;
+  run: (serverUrl: string, prepared: Prepared) => Promise<unknown>;
+}
+
+interface Prepared {
+  subscribeData: SubscribeData;
+  /** The endpoint's secret after an immediate rotation. */
+  rotated?: string;
 }
 
 const authData = (serverUrl: string) => ({ apiKey: KEY, appId, serverUrl });
 
-const subscribed = async () => {
+const subscribed = async (): Promise<Prepared> => {
   const returned = await appTester(trigger.performSubscribe, {
     authData: authData(url),
     targetUrl: TARGET,
@@ -141,7 +153,17 @@ const subscribed = async () => {
   });
   const decoded = SubscribeData.decode(returned);
   if (!isRight(decoded)) throw new Error('subscribe returned no endpoint');
-  return decoded.right;
+  return { subscribeData: decoded.right };
+};
+
+/** Subscribed, then the secret rotated at once: the next delivery makes perform read it. */
+const rotatedSinceSubscribe = async (): Promise<Prepared> => {
+  const { subscribeData } = await subscribed();
+  const client = new ProviderClient({ baseUrl: url, apiKey: KEY });
+  const path = `/api/v1/app/${appId}/endpoint/${subscribeData.id}/secret`;
+  await client.call({ method: 'POST', path: `${path}/rotate`, body: { gracePeriodSeconds: 0 }, action: 'rotating' });
+  const read = await client.call({ method: 'GET', path, action: 'reading' });
+  return { subscribeData, rotated: client.decode(EndpointSecretOut, read.body, 'reading').key };
 };
 
 const OPERATIONS: Operation[] = [
@@ -153,19 +175,29 @@ const OPERATIONS: Operation[] = [
   },
   {
     name: 'unsubscribe',
-    run: async (serverUrl) => {
-      const subscribeData = await subscribedBeforeFault;
-      return appTester(trigger.performUnsubscribe, {
+    prepare: subscribed,
+    run: (serverUrl, { subscribeData }) =>
+      appTester(trigger.performUnsubscribe, {
         authData: authData(serverUrl),
         targetUrl: TARGET,
         subscribeData,
         inputData: {},
-      });
-    },
+      }),
   },
   {
     name: 'performList',
     run: (serverUrl) => appTester(trigger.performList, { authData: authData(serverUrl), inputData: {} }),
+  },
+  {
+    name: "perform's read of a rotated secret",
+    prepare: rotatedSinceSubscribe,
+    run: (serverUrl, { subscribeData, rotated = '' }) =>
+      zapier().perform({
+        authData: authData(serverUrl),
+        subscribeData,
+        rawRequest: signedRequest(JSON.stringify(payload), { msgId: newId('msg'), secrets: [rotated] }),
+        inputData: {},
+      }),
   },
   {
     name: 'set-up',
@@ -192,22 +224,20 @@ const OPERATIONS: Operation[] = [
   },
 ];
 
-let subscribedBeforeFault: Promise<SubscribeData>;
-
 describe.each(OPERATIONS)('$name', (operation) => {
+  let prepared: Promise<Prepared>;
   beforeEach(() => {
-    // Unsubscribe needs an endpoint made before the fault starts.
-    subscribedBeforeFault = operation.name === 'unsubscribe' ? subscribed() : Promise.resolve({ id: '', secret: '' });
+    prepared = operation.prepare ? operation.prepare() : Promise.resolve({ subscribeData: { id: '', secret: '' } });
   });
 
   it.each(CASES)('$label', async ({ label, fault, outcome: byDefault }) => {
-    await subscribedBeforeFault;
+    const before = await prepared;
     const outcome = EXCEPTIONS[operation.name]?.[label] ?? byDefault;
     const serverUrl = fault === 'refused' ? `http://127.0.0.1:${await unusedPort()}` : url;
     if (fault !== 'refused') faultOn = fault;
     let caught: unknown;
     try {
-      await operation.run(serverUrl);
+      await operation.run(serverUrl, before);
     } catch (error) {
       caught = error;
     }
@@ -224,7 +254,7 @@ describe.each(OPERATIONS)('$name', (operation) => {
     }
     // Plain words for a person: no key, no stack, no markup, no JavaScript error names.
     expect(details.message).not.toContain(KEY);
-    expect(details.message).not.toMatch(/<html|<!doctype|\n\s+at |TypeError|undefined|\[object/i);
+    expect(details.message).not.toMatch(/<html|<!doctype|\n\s+at |TypeError|undefined|\[object|What happened/i);
     expect(details.message.length).toBeGreaterThan(40);
   });
 });
@@ -257,12 +287,12 @@ describe('lost answers and revoked keys', () => {
     const retried = await subscribed();
     expect(emulator.stats().endpoints).toBe(1);
     const again = await subscribed();
-    expect(again.id).toBe(retried.id);
+    expect(again.subscribeData.id).toBe(retried.subscribeData.id);
     expect(emulator.stats().endpoints).toBe(1);
   });
 
   it('an API key revoked after the Zap was turned on makes unsubscribe say to reconnect', async () => {
-    const subscribeData = await subscribed();
+    const { subscribeData } = await subscribed();
     const revoked = await appTester(trigger.performUnsubscribe, {
       authData: { ...authData(url), apiKey: 'testsk_revokedSinceSubscribe' },
       targetUrl: TARGET,
@@ -274,7 +304,7 @@ describe('lost answers and revoked keys', () => {
     );
     const details = errorDetails(revoked);
     expect(details.name).toBe('ExpiredAuthError');
-    expect(details.message).toMatch(/Reconnect with a valid API Access Key/);
+    expect(details.message).toMatch(/Reconnect the account in Zapier/);
     expect(details.message).not.toContain('testsk_revokedSinceSubscribe');
     expect(emulator.stats().endpoints).toBe(1);
   });

@@ -1,10 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import nock from 'nock';
-import { createAppTester } from 'zapier-platform-core';
-import app from '../../src';
 import { isPathSafeUid } from '../../src/provider/ids';
-import { auctionStatusChangedOperations as trigger } from '../../src/triggers/auctionStatusChanged';
 import {
   APP_ID,
   ENDPOINT_ID,
@@ -19,10 +16,14 @@ import {
   API_KEY,
 } from '../helpers/fixtures';
 
+import { usePlatform } from '../helpers/platform';
+
 /** Secrets stay secret, and nothing from outside reaches a request path unchecked. */
 
-const appTester = createAppTester(app);
+const zapier = usePlatform();
 const body = JSON.stringify(payload);
+const forged = (subscribeData: object) =>
+  zapier().perform({ authData, subscribeData, rawRequest: signedRequest(body, { secrets: [newSecret()] }) });
 
 describe('ids in request paths', () => {
   it.each(['..', '.', '../secret', 'ep_x/../../app', 'ep%2F..', ' ', ''])(
@@ -32,13 +33,7 @@ describe('ids in request paths', () => {
       const subscribeData = { ...subscription, id };
       // Any provider request would take this answer: it must stay unused.
       const provider = nock(PROVIDER).get(/.*/).reply(200, { key: SECRET });
-      const refused = await failure(
-        appTester(
-          trigger.perform,
-          { authData, subscribeData, rawRequest: signedRequest(body, { secrets: [newSecret()] }) },
-          true,
-        ),
-      );
+      const refused = await failure(forged(subscribeData));
       expect(refused.code).toBe('InvalidEndpointId');
       expect(provider.isDone()).toBe(false);
     },
@@ -52,19 +47,39 @@ describe('ids in request paths', () => {
 });
 
 describe('secrets', () => {
+  const secrets = [SECRET, SECRET.slice('whsec_'.length), API_KEY];
+
   it('never puts the endpoint secret or the key in an error, even when the re-read secret is refused', async () => {
     nock(PROVIDER).get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`).reply(200, { key: SECRET });
-    const subscribeData = subscription;
-    const refused = await failure(
-      appTester(
-        trigger.perform,
-        { authData, subscribeData, rawRequest: signedRequest(body, { secrets: [newSecret()] }) },
-        true,
-      ),
-    );
-    expect(refused.code).toBe('DeliveryRefused');
-    for (const secret of [SECRET, SECRET.slice('whsec_'.length), API_KEY])
-      expect(refused.message).not.toContain(secret);
+    const refused = await failure(forged(subscription));
+    expect(refused.name).toBe('HaltedError');
+    for (const secret of secrets) expect(refused.message).not.toContain(secret);
+  });
+
+  it('never sends the endpoint secret or the key to the platform’s logs', async () => {
+    nock(PROVIDER)
+      .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
+      .reply(200, { key: SECRET })
+      .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
+      .reply(401, { code: 'authentication_failed', detail: 'Invalid token' });
+    // A subscribe (the secret made here is sent), a delivery that runs, a refused one (the secret
+    // read back), and one whose read fails with an error.
+    let sent = '';
+    nock(PROVIDER)
+      .post(`/api/v1/app/${APP_ID}/endpoint`, (created: { secret: string }) => {
+        sent = created.secret;
+        return true;
+      })
+      .reply(201, { id: ENDPOINT_ID, url: 'https://hooks.zapier.com/1' });
+    await zapier().subscribe({ authData, targetUrl: 'https://hooks.zapier.com/1', inputData: {} });
+    expect(sent).toMatch(/^whsec_/);
+    await zapier().perform({ authData, subscribeData: subscription, rawRequest: signedRequest(body) });
+    await failure(forged(subscription));
+    zapier().coldStart();
+    await failure(forged({ ...subscription, checkedAt: 0 }));
+    const logged = JSON.stringify(zapier().platform.logLines);
+    expect(zapier().platform.logLines.length).toBeGreaterThan(0);
+    for (const secret of [...secrets, sent]) expect(logged).not.toContain(secret);
   });
 
   it('the Zapier app writes no logs of its own (only the sandbox and set-up command print)', () => {

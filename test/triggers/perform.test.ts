@@ -1,7 +1,5 @@
 import nock from 'nock';
-import { createAppTester } from 'zapier-platform-core';
-import app from '../../src';
-import { auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
+import { CLAIM_TTL_SECONDS, SIGNING_WINDOW } from '../../src/triggers/claim';
 import {
   APP_ID,
   ENDPOINT_ID,
@@ -15,94 +13,104 @@ import {
   signedRequest,
   subscription,
 } from '../helpers/fixtures';
+import { usePlatform } from '../helpers/platform';
 
-const appTester = createAppTester(app);
-const perform = auctionStatusChangedOperations.perform;
-const subscribeData = subscription;
+/** perform, run as Zapier runs it: core's handler, z.cache on the platform stand-in. */
+const zapier = usePlatform();
 const body = JSON.stringify(payload);
+const secretPath = `/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`;
 
 const run = (
   rawRequest: { content: string; headers: Record<string, string> },
   inputData: Record<string, unknown> = {},
-) => appTester(perform, { authData, subscribeData, rawRequest, cleanedRequest: payload, inputData }, true);
+  subscribeData: object = subscription,
+) => zapier().perform({ authData, subscribeData, rawRequest, cleanedRequest: payload, inputData });
+
+const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000);
 
 describe('perform (a live delivery)', () => {
   it("verifies, decodes and maps a delivery signed by the provider's reference library", async () => {
-    const at = new Date(Date.UTC(2026, 10, 22, 9, 30, 15));
-    jest.useFakeTimers({
-      now: at.getTime() + 2000,
-      doNotFake: ['nextTick', 'setImmediate', 'setTimeout', 'setInterval', 'queueMicrotask'],
-    });
-    try {
-      await expect(run(signedRequest(body, { at }))).resolves.toEqual([
-        {
-          id: MSG_ID,
-          auctionUuid: payload.auctionUuid,
-          auctioneerUuid: payload.auctioneerUuid,
-          status: 'OPEN_FOR_BIDDING',
-          statusLabel: 'Open For Bidding',
-          eventType: 'AUCTION_STATUS_CHANGE',
-          occurredAt: '2026-11-22T09:30:15+00:00',
-        },
-      ]);
-    } finally {
-      jest.useRealTimers();
-    }
+    const at = new Date(Math.floor(Date.now() / 1000) * 1000 - 2000);
+    await expect(run(signedRequest(body, { at }))).resolves.toEqual([
+      {
+        id: MSG_ID,
+        auctionUuid: payload.auctionUuid,
+        auctioneerUuid: payload.auctioneerUuid,
+        status: 'OPEN_FOR_BIDDING',
+        statusLabel: 'Open For Bidding',
+        eventType: 'AUCTION_STATUS_CHANGE',
+        occurredAt: at.toISOString().replace('.000Z', '+00:00'),
+      },
+    ]);
   });
 
   it('accepts white-labelled Http-Webhook-* headers', async () => {
     await expect(run(signedRequest(body, { headerPrefix: 'Http-Webhook' }))).resolves.toHaveLength(1);
   });
 
-  it('accepts any one of several v1 signatures (during a secret rotation)', async () => {
+  it('accepts a delivery signed with both secrets during a rotation, whichever comes first', async () => {
     await expect(run(signedRequest(body, { secrets: [newSecret(), SECRET] }))).resolves.toHaveLength(1);
   });
 
-  it('refuses a delivery signed with another secret, after re-reading the endpoint secret once', async () => {
-    const scope = nock(PROVIDER)
-      .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
-      .once()
-      .reply(200, { key: SECRET });
-    const refused = await failure(run(signedRequest(body, { secrets: [newSecret()] })));
-    expect(refused.code).toBe('DeliveryRefused');
-    expect(refused.message).toMatch(/did not come from your Consumer App, so the Zap did not run/);
-    scope.done();
-  });
-
-  it('runs a delivery signed with a rotated secret that the stored one no longer matches', async () => {
-    const rotated = newSecret();
-    const scope = nock(PROVIDER)
-      .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
-      .reply(200, { key: rotated });
-    await expect(run(signedRequest(body, { secrets: [rotated] }))).resolves.toHaveLength(1);
-    scope.done();
-  });
-
   it('makes no provider request when the stored secret verifies', async () => {
-    // The network is closed and nothing is mocked: any request would fail this run.
+    // The network is closed and nothing is mocked: any provider request would fail this run.
     await expect(run(signedRequest(body))).resolves.toHaveLength(1);
+  });
+
+  it.each([
+    ['20 minutes', 20],
+    ['3 hours', 180],
+    ['6 days', 6 * 24 * 60],
+  ])('runs a delivery that waited %s in Zapier’s queue after it was signed', async (_label, minutes) => {
+    await expect(run(signedRequest(body, { at: minutesAgo(minutes) }))).resolves.toHaveLength(1);
+  });
+
+  it('refuses, with a halt, a delivery signed longer ago than the Zap remembers the events it ran', async () => {
+    const tooOld = minutesAgo(SIGNING_WINDOW.maxAgeSeconds / 60 + 1);
+    const refused = await failure(run(signedRequest(body, { at: tooOld })));
+    expect(refused.name).toBe('HaltedError');
+    expect(refused.message).toMatch(/signed more than 7 days ago/);
+    // Every delivery inside the window finds the claim of an earlier one.
+    expect(CLAIM_TTL_SECONDS).toBeGreaterThan(SIGNING_WINDOW.maxAgeSeconds);
+  });
+
+  it('refuses a delivery signed more than five minutes ahead', async () => {
+    const refused = await failure(run(signedRequest(body, { at: new Date(Date.now() + 6 * 60_000) })));
+    expect(refused.name).toBe('HaltedError');
+    expect(refused.message).toMatch(/more than 5 minutes ahead/);
   });
 
   it.each([
     [
       'a body changed after signing',
       (r: ReturnType<typeof signedRequest>) => ({ ...r, content: r.content.replace('OPEN', 'SHUT') }),
+      1,
     ],
-    ['no signature header', (r: ReturnType<typeof signedRequest>) => ({ ...r, headers: { 'Http-Svix-Id': MSG_ID } })],
-  ])('refuses %s', async (_what, tamper) => {
-    nock(PROVIDER).get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`).optionally().reply(200, { key: SECRET });
+    ['a signature made with another secret', () => signedRequest(body, { secrets: [newSecret()] }), 1],
+    [
+      'no signature header',
+      (r: ReturnType<typeof signedRequest>) => ({ ...r, headers: { 'Http-Svix-Id': MSG_ID } }),
+      0,
+    ],
+  ])('halts on %s, with a plain message and nothing secret in it', async (_what, tamper, secretReads) => {
+    // A mismatch reads the secret once more, in case it was rotated: it was not. Without headers, nothing is read.
+    const scope = nock(PROVIDER);
+    if (secretReads > 0) scope.get(secretPath).times(secretReads).reply(200, { key: SECRET });
     const refused = await failure(run(tamper(signedRequest(body))));
-    expect(refused.code).toBe('DeliveryRefused');
+    expect(refused.name).toBe('HaltedError');
+    expect(refused.message).toMatch(/the Zap did not run/);
+    // Core appends the bundle (with the endpoint secret) to errors it may contextify: not to these.
+    expect(refused.message).not.toMatch(/What happened|whsec_|subscribeData/);
+    scope.done();
   });
 
-  it('refuses deliveries signed more than five minutes ago or ahead', async () => {
-    const old = await failure(run(signedRequest(body, { at: new Date(Date.now() - 6 * 60_000) })));
-    expect(old.message).toMatch(/more than 5 minutes ago/);
-    const ahead = await failure(run(signedRequest(body, { at: new Date(Date.now() + 6 * 60_000) })));
-    expect(ahead.message).toMatch(/in the future/);
+  it('halts on a request that has no body', async () => {
+    const refused = await failure(zapier().perform({ authData, subscribeData: subscription, rawRequest: {} }));
+    expect(refused.name).toBe('HaltedError');
+    expect(refused.message).toMatch(/had no body/);
   });
 
-  it('names the field of a payload that does not decode, never its value', async () => {
+  it('names the field of a payload that does not decode, never its value, as an error', async () => {
     const bad = JSON.stringify({ ...payload, status: 42, auctionUuid: undefined, extra: 'SECRET-VALUE-123' });
     const refused = await failure(run(signedRequest(bad)));
     expect(refused.code).toBe('InvalidPayload');
@@ -114,26 +122,58 @@ describe('perform (a live delivery)', () => {
 
   it('reports a body that is not JSON in plain words', async () => {
     const refused = await failure(run(signedRequest('<html>not json</html>')));
+    expect(refused.code).toBe('InvalidPayload');
     expect(refused.message).toMatch(/body is not JSON/);
   });
 
   it('applies the statuses filter case-insensitively', async () => {
-    await expect(run(signedRequest(body), { statuses: ['open_for_bidding'] })).resolves.toHaveLength(1);
-    await expect(run(signedRequest(body), { statuses: ['Open For Bidding', 'CLOSED'] })).resolves.toHaveLength(1);
+    await expect(
+      run(signedRequest(body, { msgId: 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Ha1' }), { statuses: ['open_for_bidding'] }),
+    ).resolves.toHaveLength(1);
+    await expect(
+      run(signedRequest(body, { msgId: 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Ha2' }), {
+        statuses: ['Open For Bidding', 'CLOSED'],
+      }),
+    ).resolves.toHaveLength(1);
     await expect(run(signedRequest(body), { statuses: ['CLOSED'] })).resolves.toEqual([]);
   });
 
   it('applies the auctioneer filter', async () => {
-    await expect(
-      run(signedRequest(body), { auctioneerUuid: payload.auctioneerUuid.toUpperCase() }),
-    ).resolves.toHaveLength(1);
     await expect(run(signedRequest(body), { auctioneerUuid: '11111111-2222-3333-4444-555555555555' })).resolves.toEqual(
       [],
     );
+    await expect(
+      run(signedRequest(body), { auctioneerUuid: payload.auctioneerUuid.toUpperCase() }),
+    ).resolves.toHaveLength(1);
   });
 
-  it('asks to turn the Zap off and on when the subscription data is missing', async () => {
-    const refused = await failure(appTester(perform, { authData, rawRequest: signedRequest(body) }));
+  it('asks to turn the Zap off and on when a delivery comes without the subscription data', async () => {
+    const refused = await failure(zapier().perform({ authData, rawRequest: signedRequest(body) }));
+    expect(refused.code).toBe('MissingSubscription');
     expect(refused.message).toMatch(/Turn the Zap off and on again/);
+  });
+
+  it('answers as "Test trigger" does when run with no delivery at all (the CLI\'s invoke trigger)', async () => {
+    const scope = nock(PROVIDER)
+      .get(`/api/v1/app/${APP_ID}/msg`)
+      .query(true)
+      .times(2)
+      .reply(200, {
+        data: [
+          {
+            id: MSG_ID,
+            eventType: 'AUCTION_STATUS_CHANGE',
+            payload,
+            timestamp: '2026-11-22T09:30:15Z',
+          },
+        ],
+        iterator: null,
+        prevIterator: null,
+        done: true,
+      });
+    const items = await zapier().perform({ authData, inputData: {} });
+    expect(items).toEqual([expect.objectContaining({ id: MSG_ID, status: payload.status })]);
+    await expect(zapier().performList({ authData, inputData: {} })).resolves.toEqual(items);
+    scope.done();
   });
 });

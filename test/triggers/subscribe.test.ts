@@ -2,21 +2,23 @@ import nock from 'nock';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { auctionStatusChangeEventType } from '../../src/provider/eventType';
-import {
-  ENDPOINT_DESCRIPTION,
-  auctionStatusChangedOperations,
-  endpointUid,
-} from '../../src/triggers/auctionStatusChanged';
+import { endpointUid } from '../../src/provider/ids';
+import { requestSettings } from '../../src/provider/request';
+import { ProviderEmulator } from '../../src/sandbox/emulator';
+import { ProviderClient } from '../../src/setup/client';
+import { runSetup } from '../../src/setup/setup';
+import { ENDPOINT_DESCRIPTION, auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
 import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, TARGET_URL, authData, failure } from '../helpers/fixtures';
+import { usePlatform } from '../helpers/platform';
 
-const appTester = createAppTester(app);
-const subscribe = auctionStatusChangedOperations.performSubscribe;
-const unsubscribe = auctionStatusChangedOperations.performUnsubscribe;
+const zapier = usePlatform();
+const UID = endpointUid('zapier', TARGET_URL);
+const SECRET_PATTERN = /^whsec_[A-Za-z0-9+/]{32}$/;
 
 const endpointOut = {
   id: ENDPOINT_ID,
   url: TARGET_URL,
-  uid: endpointUid(TARGET_URL),
+  uid: UID,
   description: ENDPOINT_DESCRIPTION,
   eventTypes: ['AUCTION_STATUS_CHANGE'],
   disabled: false,
@@ -30,31 +32,60 @@ const eventTypeOut = {
   createdAt: '2026-01-01T00:00:00Z',
   updatedAt: '2026-01-01T00:00:00Z',
 };
-const expectedEndpointBody = {
-  url: TARGET_URL,
-  uid: endpointUid(TARGET_URL),
-  description: ENDPOINT_DESCRIPTION,
-  eventTypes: ['AUCTION_STATUS_CHANGE'],
+
+/** The secret the subscribe sent with its create call. */
+let sentSecret: string | undefined;
+const endpointBody = (body: unknown): boolean => {
+  if (typeof body !== 'object' || body === null || !('secret' in body) || typeof body.secret !== 'string') return false;
+  sentSecret = body.secret;
+  const { secret, ...rest } = body;
+  return (
+    SECRET_PATTERN.test(secret) &&
+    JSON.stringify(rest) ===
+      JSON.stringify({
+        url: TARGET_URL,
+        uid: UID,
+        description: ENDPOINT_DESCRIPTION,
+        eventTypes: ['AUCTION_STATUS_CHANGE'],
+      })
+  );
 };
+const endpointPath = `/api/v1/app/${APP_ID}/endpoint`;
+const subscribe = () => zapier().subscribe({ authData, targetUrl: TARGET_URL, inputData: {} });
+
+beforeEach(() => {
+  sentSecret = undefined;
+});
 
 describe('performSubscribe', () => {
-  it('checks the event type, creates one endpoint for the target URL and returns its id and secret', async () => {
-    const scope = nock(PROVIDER)
-      .get('/api/v1/event-type/AUCTION_STATUS_CHANGE')
-      .reply(200, eventTypeOut)
-      .post(`/api/v1/app/${APP_ID}/endpoint`, expectedEndpointBody)
-      .reply(201, endpointOut)
-      .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
-      .reply(200, { key: SECRET });
-    await expect(appTester(subscribe, { authData, targetUrl: TARGET_URL })).resolves.toEqual({
+  it('creates the endpoint with a secret made here, in one provider call, and keeps what deliveries need', async () => {
+    const scope = nock(PROVIDER).post(endpointPath, endpointBody).reply(201, endpointOut);
+    const before = Date.now();
+    const subscribed = await subscribe();
+    expect(subscribed).toEqual({
       id: ENDPOINT_ID,
-      secret: SECRET,
+      secret: sentSecret,
+      checkedAt: expect.any(Number),
+      cacheHonoursNx: true,
     });
+    expect(sentSecret).toMatch(SECRET_PATTERN);
+    expect(JSON.stringify(subscribed)).toMatch(/"checkedAt":\d+/);
+    expect(Reflect.get(Object(subscribed), 'checkedAt')).toBeGreaterThanOrEqual(before);
     scope.done();
   });
 
-  it('registers the event type exactly as the published interface gives it when it is missing', async () => {
+  it("records that the local tester's cache ignores nx", async () => {
+    nock(PROVIDER).post(endpointPath, endpointBody).reply(201, endpointOut);
+    const tester = createAppTester(app);
+    await expect(
+      tester(auctionStatusChangedOperations.performSubscribe, { authData, targetUrl: TARGET_URL, inputData: {} }),
+    ).resolves.toEqual(expect.objectContaining({ cacheHonoursNx: false }));
+  });
+
+  it('registers the event type exactly as the published interface gives it when the endpoint is refused for lack of it', async () => {
     const scope = nock(PROVIDER)
+      .post(endpointPath, endpointBody)
+      .reply(422, { detail: [{ loc: ['body', 'eventTypes', '0'], msg: 'Unknown event type', type: 'value_error' }] })
       .get('/api/v1/event-type/AUCTION_STATUS_CHANGE')
       .reply(404, { code: 'not_found', detail: 'Entity not found' })
       .post('/api/v1/event-type', {
@@ -76,72 +107,112 @@ describe('performSubscribe', () => {
         },
       })
       .reply(201, eventTypeOut)
-      .post(`/api/v1/app/${APP_ID}/endpoint`, expectedEndpointBody)
-      .reply(201, endpointOut)
-      .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
-      .reply(200, { key: SECRET });
-    await appTester(subscribe, { authData, targetUrl: TARGET_URL });
+      .post(endpointPath, endpointBody)
+      .reply(201, endpointOut);
+    await expect(subscribe()).resolves.toEqual(expect.objectContaining({ id: ENDPOINT_ID }));
     scope.done();
   });
 
   it.each([
-    ['reading', 403, 'get'],
-    ['registering', 403, 'post'],
-  ])('goes on when the key may not manage event types (403 while %s)', async (_what, status, failingStep) => {
-    const scope = nock(PROVIDER);
-    if (failingStep === 'get') {
-      scope.get('/api/v1/event-type/AUCTION_STATUS_CHANGE').reply(status, { code: 'forbidden', detail: 'no' });
-    } else {
-      scope
+    ['reading it', 403, 404],
+    ['registering it', 404, 403],
+  ])(
+    'says whom to ask when the event type is missing and this key may not register it (403 %s)',
+    async (_what, readStatus, registerStatus) => {
+      const scope = nock(PROVIDER)
+        .post(endpointPath, endpointBody)
+        .reply(422, { detail: [{ loc: ['body', 'eventTypes', '0'], msg: 'Unknown event type', type: 'value_error' }] })
         .get('/api/v1/event-type/AUCTION_STATUS_CHANGE')
-        .reply(404, { code: 'not_found', detail: 'x' })
-        .post('/api/v1/event-type')
-        .reply(status, { code: 'forbidden', detail: 'no' });
-    }
-    scope
-      .post(`/api/v1/app/${APP_ID}/endpoint`, expectedEndpointBody)
-      .reply(201, endpointOut)
-      .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
-      .reply(200, { key: SECRET });
-    await expect(appTester(subscribe, { authData, targetUrl: TARGET_URL })).resolves.toEqual({
-      id: ENDPOINT_ID,
-      secret: SECRET,
-    });
+        .reply(readStatus, { code: 'x', detail: 'x' });
+      if (readStatus === 404)
+        scope.post('/api/v1/event-type').reply(registerStatus, { code: 'forbidden', detail: 'x' });
+      const refused = await failure(subscribe());
+      expect(refused.code).toBe('EventTypeMissing');
+      expect(refused.message).toMatch(/AUCTION_STATUS_CHANGE event type is not registered/);
+      expect(refused.message).toMatch(/set-up with the account's API Access Key/);
+      expect(refused.message).not.toMatch(/npm|terminal/i);
+      scope.done();
+    },
+  );
+
+  it('names the field when the provider refuses the endpoint for another reason (the event type exists)', async () => {
+    const scope = nock(PROVIDER)
+      .post(endpointPath, endpointBody)
+      .reply(422, { detail: [{ loc: ['body', 'url'], msg: 'invalid url', type: 'value_error' }] })
+      .get('/api/v1/event-type/AUCTION_STATUS_CHANGE')
+      .reply(200, eventTypeOut);
+    const refused = await failure(subscribe());
+    expect(refused.code).toBe('ProviderInvalidData');
+    expect(refused.message).toMatch(/check url/);
     scope.done();
   });
 
   it('reuses the endpoint of an earlier attempt when Zapier retries the subscribe (409 on the stable uid)', async () => {
-    const uid = endpointUid(TARGET_URL);
     const scope = nock(PROVIDER)
-      .get('/api/v1/event-type/AUCTION_STATUS_CHANGE')
-      .reply(200, eventTypeOut)
-      .post(`/api/v1/app/${APP_ID}/endpoint`, expectedEndpointBody)
+      .post(endpointPath, endpointBody)
       .reply(409, { code: 'conflict', detail: 'An endpoint with this uid already exists' })
-      .get(`/api/v1/app/${APP_ID}/endpoint/${uid}`)
+      .get(`${endpointPath}/${UID}`)
       .reply(200, endpointOut)
-      .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
+      .get(`${endpointPath}/${ENDPOINT_ID}/secret`)
       .reply(200, { key: SECRET });
-    await expect(appTester(subscribe, { authData, targetUrl: TARGET_URL })).resolves.toEqual({
-      id: ENDPOINT_ID,
-      secret: SECRET,
-    });
+    await expect(subscribe()).resolves.toEqual(expect.objectContaining({ id: ENDPOINT_ID, secret: SECRET }));
+    scope.done();
+  });
+
+  it.each([
+    ['disabled by the provider', { disabled: true }],
+    ['receiving every event type', { eventTypes: null }],
+    ['filtered to other event types', { eventTypes: ['OTHER', 'AUCTION_STATUS_CHANGE'] }],
+  ])('turns a reused endpoint back on and filters it to AUCTION_STATUS_CHANGE when it is %s', async (_what, drift) => {
+    const scope = nock(PROVIDER)
+      .post(endpointPath, endpointBody)
+      .reply(409, { code: 'conflict', detail: 'exists' })
+      .get(`${endpointPath}/${UID}`)
+      .reply(200, { ...endpointOut, ...drift })
+      .patch(`${endpointPath}/${ENDPOINT_ID}`, {
+        url: TARGET_URL,
+        disabled: false,
+        eventTypes: ['AUCTION_STATUS_CHANGE'],
+      })
+      .reply(200, endpointOut)
+      .get(`${endpointPath}/${ENDPOINT_ID}/secret`)
+      .reply(200, { key: SECRET });
+    await expect(subscribe()).resolves.toEqual(expect.objectContaining({ id: ENDPOINT_ID, secret: SECRET }));
     scope.done();
   });
 
   it('derives the same uid for the same target URL and another for another', () => {
-    expect(endpointUid(TARGET_URL)).toBe(endpointUid(TARGET_URL));
-    expect(endpointUid(TARGET_URL)).not.toBe(endpointUid(`${TARGET_URL}x`));
-    expect(endpointUid(TARGET_URL)).toMatch(/^[a-zA-Z0-9\-_.]{1,256}$/);
+    expect(endpointUid('zapier', TARGET_URL)).toBe(UID);
+    expect(endpointUid('zapier', `${TARGET_URL}x`)).not.toBe(UID);
+    expect(endpointUid('setup', TARGET_URL)).not.toBe(UID);
+    expect(UID).toMatch(/^[a-zA-Z0-9\-_.]{1,256}$/);
   });
+});
 
-  it('explains that the event type must be registered when the endpoint is refused with 422', async () => {
-    nock(PROVIDER)
-      .get('/api/v1/event-type/AUCTION_STATUS_CHANGE')
-      .reply(403, { code: 'forbidden', detail: 'no' })
-      .post(`/api/v1/app/${APP_ID}/endpoint`)
-      .reply(422, { detail: [{ loc: ['body', 'eventTypes'], msg: 'Unknown event type', type: 'value_error' }] });
-    const refused = await failure(appTester(subscribe, { authData, targetUrl: TARGET_URL }));
-    expect(refused.message).toMatch(/AUCTION_STATUS_CHANGE event type is not registered/);
+describe('performSubscribe within Zapier’s 30-second limit', () => {
+  const KEY = 'testsk_slowProviderKey';
+  const saved = { ...requestSettings };
+  afterEach(() => Object.assign(requestSettings, saved));
+
+  it('shares one budget among its calls: a slow provider ends it with a plain message, not a time-out of Zapier', async () => {
+    // A retried subscribe takes up to four calls; each answer takes 200 ms of a 500 ms budget.
+    const emulator = new ProviderEmulator({ apiKey: KEY, delayMs: () => 200 });
+    const serverUrl = await emulator.start();
+    try {
+      const { appId } = await runSetup({ client: new ProviderClient({ baseUrl: serverUrl, apiKey: KEY }) });
+      const turnOn = () =>
+        zapier().subscribe({ authData: { apiKey: KEY, appId, serverUrl }, targetUrl: TARGET_URL, inputData: {} });
+      await turnOn();
+      Object.assign(requestSettings, { timeoutMs: 1_000, operationBudgetMs: 500 });
+      const before = emulator.stats().requests;
+      const refused = await failure(turnOn());
+      expect(refused.code).toBe('ProviderUnreachable');
+      expect(refused.message).toMatch(/did not answer in time/);
+      // The budget stopped it before the fourth call.
+      expect(emulator.stats().requests - before).toBeLessThan(4);
+    } finally {
+      await emulator.stop();
+    }
   });
 });
 
@@ -150,8 +221,8 @@ describe('performUnsubscribe', () => {
   const damaged = { id: '../../app', secret: SECRET };
 
   it('deletes the endpoint the subscribe created', async () => {
-    const scope = nock(PROVIDER).delete(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}`).reply(204);
-    await expect(appTester(unsubscribe, { authData, targetUrl: TARGET_URL, subscribeData: stored })).resolves.toEqual({
+    const scope = nock(PROVIDER).delete(`${endpointPath}/${ENDPOINT_ID}`).reply(204);
+    await expect(zapier().unsubscribe({ authData, targetUrl: TARGET_URL, subscribeData: stored })).resolves.toEqual({
       removed: true,
     });
     scope.done();
@@ -159,25 +230,25 @@ describe('performUnsubscribe', () => {
 
   it('succeeds when the endpoint is already gone (404)', async () => {
     const scope = nock(PROVIDER)
-      .delete(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}`)
+      .delete(`${endpointPath}/${ENDPOINT_ID}`)
       .reply(404, { code: 'not_found', detail: 'Entity not found' });
-    await expect(appTester(unsubscribe, { authData, subscribeData: stored })).resolves.toEqual({ removed: false });
+    await expect(zapier().unsubscribe({ authData, subscribeData: stored })).resolves.toEqual({ removed: false });
     scope.done();
   });
 
   it('falls back to the uid of the target URL when the stored id is missing or malformed', async () => {
-    const scope = nock(PROVIDER)
-      .delete(`/api/v1/app/${APP_ID}/endpoint/${endpointUid(TARGET_URL)}`)
-      .reply(204);
-    await appTester(unsubscribe, { authData, targetUrl: TARGET_URL, subscribeData: damaged });
+    const scope = nock(PROVIDER).delete(`${endpointPath}/${UID}`).reply(204);
+    await zapier().unsubscribe({ authData, targetUrl: TARGET_URL, subscribeData: damaged });
     scope.done();
   });
 
   it('says to reconnect when the key was revoked after the Zap was turned on', async () => {
     nock(PROVIDER)
-      .delete(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}`)
+      .delete(`${endpointPath}/${ENDPOINT_ID}`)
       .reply(401, { code: 'authentication_failed', detail: 'Invalid token' });
-    const refused = await failure(appTester(unsubscribe, { authData, subscribeData: stored }));
-    expect(refused.message).toMatch(/Reconnect with a valid API Access Key/);
+    const refused = await failure(zapier().unsubscribe({ authData, subscribeData: stored }));
+    expect(refused.name).toBe('ExpiredAuthError');
+    expect(refused.message).toMatch(/Reconnect the account in Zapier/);
+    expect(refused.message).not.toMatch(/What happened|whsec_/);
   });
 });

@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import type { ZObject } from 'zapier-platform-core';
+import { CLOCK_ALLOWANCE_SECONDS, type SigningWindow } from '../provider/signature';
+import { cacheGet, cacheSet } from './cache';
+
+/**
+ * Exactly-once Zap runs under the provider's at-least-once delivery. Before a
+ * delivery runs the Zap, it claims its message for this Zap's endpoint in
+ * z.cache with one `set` that only stores when the key is absent (`nx`); only
+ * the delivery whose claim was stored runs.
+ */
+
+/**
+ * How long a run is remembered. The provider retries for about 28 hours (5 s,
+ * 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), and a person may resend a message by
+ * hand for days after.
+ */
+export const REMEMBER_RUNS_SECONDS = 7 * 24 * 60 * 60;
+
+/**
+ * The signing times a delivery may have. A delivery signed longer ago than
+ * runs are remembered could find its message's claim gone, so it is refused;
+ * a run that waited in Zapier's queue for minutes or hours still runs.
+ */
+export const SIGNING_WINDOW: SigningWindow = {
+  maxAgeSeconds: REMEMBER_RUNS_SECONDS + CLOCK_ALLOWANCE_SECONDS,
+  maxAheadSeconds: CLOCK_ALLOWANCE_SECONDS,
+};
+
+/** A claim outlives the window by the clock allowance, so every delivery inside it finds an earlier claim. */
+export const CLAIM_TTL_SECONDS = SIGNING_WINDOW.maxAgeSeconds + CLOCK_ALLOWANCE_SECONDS;
+
+export const claimKey = (endpointId: string, messageId: string): string => `seen:${endpointId}:${messageId}`;
+
+/**
+ * Whether the cache honours `nx`. Zapier's does (Redis's SET NX answers null
+ * when the key exists); the local tester's mock ignores it and answers true
+ * to every set. Two sets of one new key with `nx` tell them apart: true then
+ * null on the platform, true twice on the mock. Undefined when the answers
+ * say neither (the cache failed).
+ */
+export const probeNx = async (z: ZObject): Promise<boolean | undefined> => {
+  const key = `nx-probe:${randomBytes(9).toString('hex')}`;
+  try {
+    const first = await cacheSet(z, key, 1, 60, true);
+    const second = await cacheSet(z, key, 1, 60, true);
+    if (first !== true) return undefined;
+    return second === true ? false : second === null ? true : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * True when this delivery should run the Zap: its claim was stored, or the
+ * cache could not say (a possible duplicate is better than a lost event).
+ *
+ * `cacheHonoursNx` decides the round trips: where the cache is known to honour
+ * `nx`, one `set`; otherwise a `get` first, so that a cache that ignores `nx`
+ * (the tester's) still runs a redelivery once when it comes after the first.
+ *
+ * Any answer but `true` is checked by reading the claim back: the value is a
+ * token of this invocation, so a claim stored by an earlier attempt of this
+ * same call (core's RPC client retries) reads as ours, another delivery's
+ * claim as a duplicate, and nothing at all as a refusal to store (`false`,
+ * for instance over the cache's rate limit), which must not drop the event.
+ */
+export const claimMessage = async (
+  z: ZObject,
+  endpointId: string,
+  messageId: string,
+  cacheHonoursNx: boolean | undefined,
+): Promise<boolean> => {
+  const key = claimKey(endpointId, messageId);
+  if (cacheHonoursNx !== true) {
+    const earlier = await cacheGet(z, key).catch(() => undefined);
+    if (earlier !== undefined) return false;
+  }
+  const token = randomBytes(9).toString('base64url');
+  let stored: unknown;
+  try {
+    stored = await cacheSet(z, key, token, CLAIM_TTL_SECONDS, true);
+  } catch {
+    return true;
+  }
+  if (stored === true) return true;
+  const holder = await cacheGet(z, key).catch(() => undefined);
+  return holder === undefined || holder === token;
+};

@@ -1,0 +1,63 @@
+import app from '../../src';
+import { PlatformStandIn, platformInvoker, type Identity, type PlatformOptions } from '../../src/sandbox/platform';
+import { TRIGGER_KEY } from '../../src/triggers/auctionStatusChanged';
+import { forgetKnownSecrets } from '../../src/triggers/endpointSecret';
+
+/**
+ * The app's operations run as Zapier runs them: through core's handler, with
+ * z.cache going over core's own RPC client to the platform stand-in (which
+ * honours `nx` as Zapier's cache does), not the local tester's mock.
+ */
+
+export const IDENTITY: Identity = { authId: 'auth-under-test', userId: 'user-under-test' };
+
+export interface PlatformUnderTest {
+  platform: PlatformStandIn;
+  invoke: (method: string, bundle: object) => Promise<unknown>;
+  perform: (bundle: object) => Promise<unknown>;
+  performList: (bundle: object) => Promise<unknown>;
+  subscribe: (bundle: object) => Promise<unknown>;
+  unsubscribe: (bundle: object) => Promise<unknown>;
+  /** The cache calls made so far, oldest first. */
+  calls: () => PlatformStandIn['calls'];
+  /** As if this were a new process: what the app keeps in memory is forgotten. */
+  coldStart: () => void;
+}
+
+const operation = (name: string) => `triggers.${TRIGGER_KEY}.operation.${name}`;
+
+/**
+ * One platform stand-in for a test file (core's log stream keeps the address
+ * it first saw), emptied before each test, with the app's memory cleared.
+ */
+export const usePlatform = (options: PlatformOptions = {}): (() => PlatformUnderTest) => {
+  let current: PlatformUnderTest | undefined;
+  beforeAll(async () => {
+    const platform = new PlatformStandIn(options);
+    await platform.start();
+    const invoke = platformInvoker({ app, platform, identity: IDENTITY });
+    current = {
+      platform,
+      invoke,
+      perform: (bundle) => invoke(operation('perform'), bundle),
+      performList: (bundle) => invoke(operation('performList'), bundle),
+      subscribe: (bundle) => invoke(operation('performSubscribe'), bundle),
+      unsubscribe: (bundle) => invoke(operation('performUnsubscribe'), bundle),
+      calls: () => platform.calls,
+      coldStart: forgetKnownSecrets,
+    };
+  });
+  beforeEach(() => {
+    forgetKnownSecrets();
+    current?.platform.clear();
+    current?.platform.resetCalls();
+  });
+  afterAll(async () => {
+    await current?.platform.stop();
+    current = undefined;
+  });
+  return () => {
+    if (!current) throw new Error('usePlatform: only inside a test');
+    return current;
+  };
+};

@@ -1,0 +1,180 @@
+import nock from 'nock';
+import { createAppTester, type ZObject } from 'zapier-platform-core';
+import app from '../../src';
+import { PROVIDER_RETRY_SCHEDULE_MS } from '../../src/sandbox/emulator';
+import type { RpcFault } from '../../src/sandbox/platform';
+import { auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
+import { CLAIM_TTL_SECONDS, claimKey } from '../../src/triggers/claim';
+import { knownSecretKey } from '../../src/triggers/endpointSecret';
+import { MSG_ID, PROVIDER, SECRET, authData, payload, signedRequest, subscription } from '../helpers/fixtures';
+import { IDENTITY, usePlatform } from '../helpers/platform';
+
+/**
+ * Exactly-once Zap runs under the provider's at-least-once delivery, proven as
+ * Zapier runs the app: z.cache over core's RPC client to a stand-in whose
+ * `nx` behaves as the platform's (Redis's) does.
+ */
+
+const body = JSON.stringify(payload);
+const OTHER_ENDPOINT = 'ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Zz9';
+const claim = claimKey(subscription.id, MSG_ID);
+
+/** Faults for the claim of the message under test, as a test sets them. */
+let claimFaults: RpcFault[] = [];
+const zapier = usePlatform({
+  // A round trip of a few ms, so simultaneous deliveries really overlap at the cache.
+  delayMs: 3,
+  fault: (call) => (call.method === 'zcache_set' && call.key === claim ? claimFaults.shift() : undefined),
+});
+beforeEach(() => {
+  claimFaults = [];
+});
+
+const deliver = (subscribeData: object = subscription, msgId = MSG_ID) =>
+  zapier().perform({ authData, subscribeData, rawRequest: signedRequest(body, { msgId }), inputData: {} });
+
+const claimSets = () =>
+  zapier()
+    .calls()
+    .filter((call) => call.method === 'zcache_set' && call.key.startsWith('seen:'));
+
+describe('exactly-once Zap runs, as Zapier runs them', () => {
+  it('claims a message with one set: its key, the TTL, the connection scope and nx', async () => {
+    await expect(deliver()).resolves.toHaveLength(1);
+    expect(claimSets()).toEqual([
+      expect.objectContaining({
+        method: 'zcache_set',
+        key: `seen:${subscription.id}:${MSG_ID}`,
+        ttl: CLAIM_TTL_SECONDS,
+        scope: ['auth'],
+        nx: true,
+        result: true,
+      }),
+    ]);
+    // The claim lives in the connection's scope: it is found there, and only there.
+    expect(zapier().platform.peek(IDENTITY, claim, ['auth'])).toEqual(expect.any(String));
+    expect(zapier().platform.peek(IDENTITY, claim, null)).toBeUndefined();
+  });
+
+  it('remembers a run for longer than the provider retries, and a week of resends', () => {
+    const retriesSeconds = PROVIDER_RETRY_SCHEDULE_MS.reduce((sum, delay) => sum + delay, 0) / 1000;
+    expect(CLAIM_TTL_SECONDS).toBeGreaterThanOrEqual(7 * 24 * 60 * 60);
+    expect(CLAIM_TTL_SECONDS).toBeGreaterThan(retriesSeconds);
+  });
+
+  it('does not run a message a second time for the same Zap', async () => {
+    await expect(deliver()).resolves.toHaveLength(1);
+    // A redelivery is signed afresh (new timestamp) but carries the same message id.
+    await expect(deliver()).resolves.toEqual([]);
+  });
+
+  it('runs 12 simultaneous deliveries of one message exactly once', async () => {
+    const results = await Promise.all(Array.from({ length: 12 }, () => deliver()));
+    expect(results.filter((items) => Array.isArray(items) && items.length === 1)).toHaveLength(1);
+    expect(results.filter((items) => Array.isArray(items) && items.length === 0)).toHaveLength(11);
+  });
+
+  it('runs the same message once in each of two Zaps', async () => {
+    await expect(deliver()).resolves.toHaveLength(1);
+    await expect(deliver({ id: OTHER_ENDPOINT, secret: SECRET, checkedAt: Date.now() })).resolves.toHaveLength(1);
+  });
+
+  it('warm: one cache round trip per delivery and no provider call; cold: two', async () => {
+    await deliver(subscription, 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Wa1');
+    zapier().platform.resetCalls();
+    await expect(deliver()).resolves.toHaveLength(1);
+    expect(
+      zapier()
+        .calls()
+        .map((call) => call.method),
+    ).toEqual(['zcache_set']);
+
+    zapier().coldStart();
+    zapier().platform.resetCalls();
+    await expect(deliver(subscription, 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Wa2')).resolves.toHaveLength(1);
+    expect(
+      zapier()
+        .calls()
+        .map((call) => `${call.method} ${call.key}`),
+    ).toEqual([
+      `zcache_get ${knownSecretKey(subscription.id)}`,
+      `zcache_set seen:${subscription.id}:msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Wa2`,
+    ]);
+  });
+
+  it('does not read a refusal to store (false, as over the cache rate limit) as "already ran"', async () => {
+    claimFaults = [{ kind: 'refuse' }];
+    await expect(deliver()).resolves.toHaveLength(1);
+  });
+
+  it('still drops a redelivery whose claim is refused when an earlier delivery holds the claim', async () => {
+    await expect(deliver()).resolves.toHaveLength(1);
+    claimFaults = [{ kind: 'refuse' }];
+    await expect(deliver()).resolves.toEqual([]);
+  });
+
+  it('runs once when its own claim was stored but the answer was lost (core retries, and meets it)', async () => {
+    claimFaults = [{ kind: 'store-then-unavailable' }];
+    await expect(deliver()).resolves.toHaveLength(1);
+    await expect(deliver()).resolves.toEqual([]);
+  });
+
+  it('runs the Zap when the cache cannot answer at all: a possible duplicate, never a lost event', async () => {
+    claimFaults = [{ kind: 'error' }];
+    await expect(deliver()).resolves.toHaveLength(1);
+  });
+
+  it.each([
+    ['a forged delivery', () => signedRequest(body, { secrets: [SECRET.replace(/.$/, 'A')] })],
+    ['a delivery signed 8 days ago', () => signedRequest(body, { at: new Date(Date.now() - 8 * 86_400_000) })],
+  ])('never claims %s', async (_what, request) => {
+    const secretRead = nockSecret();
+    await zapier()
+      .perform({ authData, subscribeData: subscription, rawRequest: request(), inputData: {} })
+      .catch(() => undefined);
+    secretRead.persist(false);
+    expect(claimSets()).toEqual([]);
+    await expect(deliver()).resolves.toHaveLength(1);
+  });
+
+  it('never claims a delivery the Zap filtered out, so changing the filter later still runs it', async () => {
+    await expect(
+      zapier().perform({
+        authData,
+        subscribeData: subscription,
+        rawRequest: signedRequest(body),
+        inputData: { statuses: ['LOTS_SOLD'] },
+      }),
+    ).resolves.toEqual([]);
+    expect(claimSets()).toEqual([]);
+    await expect(deliver()).resolves.toHaveLength(1);
+  });
+});
+
+describe("the local tester's cache", () => {
+  it('ignores nx and answers true every time, which is why the app does not trust a lone claim there', async () => {
+    const tester = createAppTester(app);
+    const answers = await tester(async (z: ZObject) => [
+      await z.cache.set('key', 1, 60, ['auth'], true),
+      await z.cache.set('key', 2, 60, ['auth'], true),
+    ]);
+    expect(answers).toEqual([true, true]);
+  });
+
+  it('still runs a sequential redelivery once: without knowing the cache honours nx, a claim reads first', async () => {
+    const tester = createAppTester(app);
+    const perform = auctionStatusChangedOperations.perform;
+    const { cacheHonoursNx, ...unprobed } = subscription;
+    expect(cacheHonoursNx).toBe(true);
+    const bundle = () => ({ authData, subscribeData: unprobed, rawRequest: signedRequest(body), inputData: {} });
+    await expect(tester(perform, bundle())).resolves.toHaveLength(1);
+    await expect(tester(perform, bundle())).resolves.toEqual([]);
+  });
+});
+
+/** A secret read answered with the stored secret, for deliveries that do not match it. */
+const nockSecret = () =>
+  nock(PROVIDER)
+    .persist()
+    .get(/\/secret$/)
+    .reply(200, { key: SECRET });
