@@ -25,6 +25,7 @@ describe('the app definition', () => {
     expect(trigger.operation.inputFields?.map((field) => 'key' in field && field.key)).toEqual([
       'statuses',
       'auctioneerUuid',
+      'skipOutdated',
     ]);
   });
 

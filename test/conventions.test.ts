@@ -12,13 +12,15 @@ const Field = t.intersection([
   t.type({ key: t.string }),
   t.partial({ label: t.string, helpText: t.string, type: t.string, dynamic: t.string, list: t.boolean }),
 ]);
+/** A function in outputFields serializes as a reference to it; only the listed fields are judged. */
+const FieldOrFunction = t.union([Field, t.string]);
 const Trigger = t.type({
   key: t.string,
   noun: t.string,
   display: t.intersection([t.type({ label: t.string, description: t.string }), t.partial({ hidden: t.boolean })]),
   operation: t.intersection([
     t.type({ sample: t.record(t.string, t.unknown) }),
-    t.partial({ inputFields: t.array(Field), outputFields: t.array(Field) }),
+    t.partial({ inputFields: t.array(Field), outputFields: t.array(FieldOrFunction) }),
   ]),
 });
 const Definition = t.type({
@@ -30,7 +32,15 @@ const serialized: unknown = serializeApp(compileApp(app));
 const decoded = Definition.decode(serialized);
 if (!isRight(decoded)) throw new Error('the serialized app definition does not have the expected shape');
 const definition = decoded.right;
-const triggers = Object.values(definition.triggers);
+const triggers = Object.values(definition.triggers).map((trigger) => ({
+  ...trigger,
+  operation: {
+    ...trigger.operation,
+    outputFields: trigger.operation.outputFields?.filter(
+      (field): field is t.TypeOf<typeof Field> => typeof field !== 'string',
+    ),
+  },
+}));
 const visible = triggers.filter((trigger) => trigger.display.hidden !== true);
 
 /** Words that stay lower case inside a title, as Zapier's style guide writes them. */

@@ -1,9 +1,12 @@
 import type { AuctionStatusChange } from '../models/AuctionStatusChange';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
+import { timeOfProviderId } from '../provider/ksuid';
+import { CLOCK_ALLOWANCE_SECONDS } from '../provider/signature';
+import type { ExtraValue } from './extraFields';
 import type { OutputField } from './zapFields';
 
-/** One Zap trigger item: what a Zap step can map from "Auction Status Changed". */
-export type AuctionStatusChangedItem = {
+/** The fields every item has: what a Zap step can always map from "Auction Status Changed". */
+export type AuctionStatusChangedFields = {
   /** The provider's message id (`msg_…`): the same in live runs and in samples, and Zapier's dedupe key. */
   id: string;
   auctionUuid: string;
@@ -14,7 +17,10 @@ export type AuctionStatusChangedItem = {
   occurredAt: string;
 };
 
-export type ItemOutputField = OutputField & { key: keyof AuctionStatusChangedItem };
+/** One Zap trigger item: the fields above, and every other field the event carried (see extraFields). */
+export type AuctionStatusChangedItem = AuctionStatusChangedFields & { [extra: string]: ExtraValue };
+
+export type ItemOutputField = OutputField & { key: keyof AuctionStatusChangedFields };
 
 export const auctionStatusChangedOutputFields: ItemOutputField[] = [
   { key: 'id', label: 'Event ID', type: 'string' },
@@ -45,28 +51,72 @@ export const isoWithOffset = (epochMilliseconds: number): string => {
   return iso.length === 24 ? `${iso.slice(0, 19)}+00:00` : iso.replace(/\.\d{3}Z$/, '+00:00');
 };
 
+/** Ids before this are not the provider's: its KSUIDs only came into use later. */
+const EARLIEST_ID_MS = Date.UTC(2020, 0, 1);
+
+/**
+ * When the event happened: the creation time the provider's message id
+ * (`msg_` + KsuidMs) carries, the same for the first delivery, every retry and
+ * the message log. `fallbackMs` (the delivery's signing time, or the log's
+ * timestamp) stands in when the id is not of that kind, or its time is not
+ * plausible: before the provider's KSUIDs, or after the delivery was signed.
+ */
+export const eventTimeMs = (messageId: string, fallbackMs: number): number => {
+  const fromId = messageId.startsWith('msg_') ? timeOfProviderId(messageId) : undefined;
+  const plausible =
+    fromId !== undefined && fromId >= EARLIEST_ID_MS && fromId <= fallbackMs + CLOCK_ALLOWANCE_SECONDS * 1000;
+  return plausible ? fromId : fallbackMs;
+};
+
 export interface EventEnvelope {
   messageId: string;
-  /** When the provider sent the event, in milliseconds since the epoch. */
-  sentAtMs: number;
+  /** When the event happened, in milliseconds since the epoch (see eventTimeMs). */
+  occurredAtMs: number;
 }
 
-/** Maps a decoded payload and its envelope to the trigger item; every key is always present. */
-export const toTriggerItem = (payload: AuctionStatusChange, envelope: EventEnvelope): AuctionStatusChangedItem => ({
-  id: envelope.messageId,
-  auctionUuid: payload.auctionUuid,
-  auctioneerUuid: payload.auctioneerUuid,
-  status: payload.status,
-  statusLabel: statusLabel(payload.status),
-  eventType: EVENT_TYPE_NAME,
-  occurredAt: isoWithOffset(envelope.sentAtMs),
-});
+/** Payload fields that would take one of the integration's own keys are kept under `payload__<key>`. */
+const RENAMED_PREFIX = 'payload__';
 
-export const auctionStatusChangedSample: AuctionStatusChangedItem = toTriggerItem(
+/**
+ * Maps a decoded payload, its extra fields and its envelope to the trigger
+ * item. Every documented key is always present; no payload field overwrites
+ * one of them.
+ */
+export const toTriggerItem = (
+  payload: AuctionStatusChange,
+  envelope: EventEnvelope,
+  extras: Readonly<Record<string, ExtraValue>> = {},
+): AuctionStatusChangedItem => {
+  const fields: AuctionStatusChangedFields = {
+    id: envelope.messageId,
+    auctionUuid: payload.auctionUuid,
+    auctioneerUuid: payload.auctioneerUuid,
+    status: payload.status,
+    statusLabel: statusLabel(payload.status),
+    eventType: EVENT_TYPE_NAME,
+    occurredAt: isoWithOffset(envelope.occurredAtMs),
+  };
+  const entries = Object.entries(extras);
+  if (entries.length === 0) return fields;
+  const item = new Map<string, ExtraValue>(Object.entries(fields));
+  for (const [key, value] of entries) {
+    const target = item.has(key) ? `${RENAMED_PREFIX}${key}` : key;
+    if (!item.has(target)) item.set(target, value);
+  }
+  return { ...fields, ...Object.fromEntries(item) };
+};
+
+/** The key an extra field gets in the item (see toTriggerItem). */
+export const itemKeyOf = (extraKey: string): string =>
+  Object.prototype.hasOwnProperty.call(auctionStatusChangedSample, extraKey)
+    ? `${RENAMED_PREFIX}${extraKey}`
+    : extraKey;
+
+export const auctionStatusChangedSample: AuctionStatusChangedFields = toTriggerItem(
   {
     auctionUuid: '5b0f1c1e-8d2a-4c59-9a37-2f1f7e0b6c11',
     auctioneerUuid: '0e7c2f44-3b8e-4f6d-a1d2-9c5b8e7a4f20',
     status: 'OPEN_FOR_BIDDING',
   },
-  { messageId: 'msg_2nQ8sVx4YbK1tLmP0cRz7hJwE3a', sentAtMs: Date.UTC(2026, 10, 22, 9, 30, 0) },
+  { messageId: 'msg_2nQ8sVx4YbK1tLmP0cRz7hJwE3a', occurredAtMs: Date.UTC(2026, 10, 22, 9, 30, 0) },
 );

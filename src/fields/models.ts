@@ -1,5 +1,7 @@
+import { isRight } from 'fp-ts/Either';
 import type { AddressModel, AuctioneerApiModel, CountryModel, CurrencyModel, UrlAttachmentApiModel } from '../models';
-import { ClassNames } from '../models';
+import { ApiModel, ClassNames } from '../models';
+import type { ModelMapper } from './extraFields';
 import { mapFields, outputFieldsOf, type FieldSpec, type ZapFields } from './zapFields';
 
 /**
@@ -90,3 +92,29 @@ export const urlAttachmentSample = mapUrlAttachment(sampleModels.urlAttachment);
 export const addressSample = mapAddress(sampleModels.address);
 export const countrySample = mapCountry(sampleModels.country);
 export const currencySample = mapCurrency(sampleModels.currency);
+
+const labelsOf = (fields: readonly { key: string; label: string }[]): Record<string, string> =>
+  Object.fromEntries(fields.map((field) => [field.key, field.label]));
+
+/**
+ * A structure's Zap fields and their labels, when its `@class` names a
+ * published model and it decodes with that model's codec (normalised, with
+ * its defaults); undefined otherwise.
+ */
+export const mapPublishedModel: ModelMapper = (value) => {
+  const decoded = ApiModel.decode(value);
+  if (!isRight(decoded)) return undefined;
+  const model = decoded.right;
+  switch (model['@class']) {
+    case ClassNames.AuctioneerApiModel:
+      return { values: mapAuctioneer(model), labels: labelsOf(auctioneerOutputFields) };
+    case ClassNames.UrlAttachmentApiModel:
+      return { values: mapUrlAttachment(model), labels: labelsOf(urlAttachmentOutputFields) };
+    case ClassNames.AddressModel:
+      return { values: mapAddress(model), labels: labelsOf(addressOutputFields) };
+    case ClassNames.CountryModel:
+      return { values: mapCountry(model), labels: labelsOf(countryOutputFields) };
+    case ClassNames.CurrencyModel:
+      return { values: mapCurrency(model), labels: labelsOf(currencyOutputFields) };
+  }
+};

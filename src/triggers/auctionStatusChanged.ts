@@ -3,6 +3,7 @@ import { defineTrigger, type Bundle, type ZObject } from 'zapier-platform-core';
 import {
   auctionStatusChangedOutputFields,
   auctionStatusChangedSample,
+  eventTimeMs,
   toTriggerItem,
   type AuctionStatusChangedItem,
 } from '../fields/auctionStatusChanged';
@@ -16,6 +17,7 @@ import {
   restoreEndpoint,
   transportOf,
 } from '../provider/api';
+import type { OutputField } from '../fields/zapFields';
 import { EVENT_TYPE_NAME, ensureEventType } from '../provider/eventType';
 import { describeStatus } from '../provider/failures';
 import { endpointUid, isEndpointId } from '../provider/ids';
@@ -25,10 +27,14 @@ import { decodePayload, parseBody, RawRequest, refuse, SubscribeData } from './d
 import { recentAuctioneers, recentStatuses } from './choices';
 import { claimMessage, probeNx, SIGNING_WINDOW } from './claim';
 import { checkSignature } from './endpointSecret';
-import { passesFilters, readFilters } from './filters';
+import { FILTER_LABELS, passesFilters, readFilters, unreadableFilter, type Filters } from './filters';
+import { isOutdated, recordNewest } from './outdated';
 import { recentEvents } from './recentEvents';
 
 export const TRIGGER_KEY = 'auction_status_changed';
+
+/** Recent events read to label extra fields: a few are enough to see what the service sends. */
+const EXTRA_FIELDS_LIMIT = 25;
 
 export const ENDPOINT_DESCRIPTION =
   'Zapier: Auction Status Changed. Created when a Zap was turned on; removed when it is turned off.';
@@ -132,19 +138,30 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
   });
   if (!check.verified) return refuse(z, check.why === 'no-match' ? 'no-valid-signature' : 'unchecked-signature');
 
-  // 2. Decode the payload at the edge.
+  // 2. Decode the payload at the edge, and read the Zap's filters (which fail closed).
   const parsed = parseBody(body);
   if (!parsed.ok) throw new z.errors.Error(parsed.message, 'InvalidPayload', 400);
-  const payload = decodePayload(parsed.body);
+  const payload = await decodePayload(parsed.body);
   if (!payload.ok) throw new z.errors.Error(payload.message, 'InvalidPayload', 400);
+  const filters = filtersOf(z, bundle);
 
   // 3. Map, then filter: a delivery this Zap does not want costs no cache round trip.
-  const item = toTriggerItem(payload.payload, { messageId, sentAtMs: envelope.seconds * 1000 });
-  if (!passesFilters(item, readFilters(bundle.inputData))) return [];
+  const occurredAtMs = eventTimeMs(messageId, envelope.seconds * 1000);
+  const item = toTriggerItem(payload.payload, { messageId, occurredAtMs }, payload.extras.values);
+  if (!passesFilters(item, filters)) return [];
+  if (filters.skipOutdated && (await isOutdated(z, subscription.id, item.auctionUuid, occurredAtMs))) return [];
 
   // 4. Run each message once per Zap, however often it is delivered.
-  const claimed = await claimMessage(z, subscription.id, messageId, check.known.cacheHonoursNx);
-  return claimed ? [item] : [];
+  if (!(await claimMessage(z, subscription.id, messageId, check.known.cacheHonoursNx))) return [];
+  if (filters.skipOutdated) await recordNewest(z, subscription.id, item.auctionUuid, occurredAtMs);
+  return [item];
+};
+
+/** The trigger's filters, or an error naming the field that cannot be read. */
+const filtersOf = (z: ZObject, bundle: Bundle): Filters => {
+  const read = readFilters(bundle.inputData);
+  if (!read.ok) throw new z.errors.Error(unreadableFilter(read.field), 'InvalidFilter', 400);
+  return read.filters;
 };
 
 const performList = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {
@@ -153,12 +170,40 @@ const performList = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusCha
     throw new z.errors.Error(firstProblem, 'InvalidPayload', 400);
   }
   if (items.length === 0) return [auctionStatusChangedSample];
-  const filters = readFilters(bundle.inputData);
+  const filters = filtersOf(z, bundle);
   return items.filter((item) => passesFilters(item, filters));
 };
 
+/**
+ * Labels for the extra fields the auction service has sent lately (beyond the
+ * published three), so the Zap editor offers them by name before a sample
+ * has them. Read from the recent message log; the editor is never held up by
+ * it: anything that goes wrong gives no extra fields.
+ */
+const extraOutputFields = async (z: ZObject, bundle: Bundle): Promise<OutputField[]> => {
+  try {
+    const { items, extraLabels } = await recentEvents(z, bundle, EXTRA_FIELDS_LIMIT);
+    return Object.entries(extraLabels).map(([key, label]) => {
+      const value = items.find((item) => item[key] !== undefined && item[key] !== null)?.[key];
+      return {
+        key,
+        label,
+        type: typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'boolean' : 'string',
+      };
+    });
+  } catch {
+    return [];
+  }
+};
+
 /** The trigger's functions, typed, for tests and the sandbox's hook runner. */
-export const auctionStatusChangedOperations = { performSubscribe, performUnsubscribe, perform, performList };
+export const auctionStatusChangedOperations = {
+  performSubscribe,
+  performUnsubscribe,
+  perform,
+  performList,
+  extraOutputFields,
+};
 
 export const auctionStatusChanged = defineTrigger({
   key: TRIGGER_KEY,
@@ -187,12 +232,21 @@ export const auctionStatusChanged = defineTrigger({
         helpText:
           "Run the Zap only for this auctioneer's auctions. Pick from the auctioneers seen in recent events, or paste an auctioneer's UUID. Leave empty to run it for every auctioneer.",
       },
+      {
+        key: 'skipOutdated',
+        label: FILTER_LABELS.skipOutdated,
+        type: 'boolean',
+        required: false,
+        default: 'false',
+        helpText:
+          "For Zaps that keep another system in sync: events can arrive late and out of order, so an auction's earlier status could arrive after a newer one and undo it. Choose **Yes** to skip an event that happened before the newest one this Zap has already run for the same auction. Leave it at **No** to run the Zap for every event, in the order they arrive.",
+      },
     ],
     performSubscribe,
     performUnsubscribe,
     perform,
     performList,
     sample: auctionStatusChangedSample,
-    outputFields: auctionStatusChangedOutputFields,
+    outputFields: [...auctionStatusChangedOutputFields, extraOutputFields],
   },
 });

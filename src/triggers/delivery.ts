@@ -3,6 +3,7 @@ import { isRight } from 'fp-ts/Either';
 import type { ZObject } from 'zapier-platform-core';
 // The event's own modules, not the models index: a delivery loads only what it uses.
 import { AuctionStatusChange } from '../models/AuctionStatusChange';
+import { flattenExtras, mentionsModel, type ExtraFields } from '../fields/extraFields';
 import { describeDecodeErrors } from '../models/decode';
 import { withoutBundle } from '../provider/request';
 import type { Refusal } from '../provider/signature';
@@ -57,19 +58,35 @@ export const refuse = (z: ZObject, refusal: DeliveryRefusal): never => {
   throw withoutBundle(new z.errors.HaltedError(refusalMessage(refusal)));
 };
 
-export type PayloadResult = { ok: true; payload: AuctionStatusChange } | { ok: false; message: string };
+export type PayloadResult =
+  { ok: true; payload: AuctionStatusChange; extras: ExtraFields } | { ok: false; message: string };
 
-/** Decodes an event payload; a failure names the fields, never their values. */
-export const decodePayload = (body: unknown): PayloadResult => {
+const PROMISED = ['auctioneerUuid', 'auctionUuid', 'status'];
+const NO_EXTRAS: ExtraFields = { values: {}, labels: {} };
+
+/**
+ * Decodes an event payload: the three promised fields strictly (a failure
+ * names the fields, never their values), and every other field it carries
+ * as extra Zap fields, which never stop the Zap.
+ */
+export const decodePayload = async (body: unknown): Promise<PayloadResult> => {
   const decoded = AuctionStatusChange.decode(body);
-  if (isRight(decoded)) return { ok: true, payload: decoded.right };
-  const problems = describeDecodeErrors(decoded.left);
-  return {
-    ok: false,
-    message:
-      `The auction event did not have the published form (${problems.slice(0, 5).join('; ')}), so the Zap did not run. ` +
-      "This comes from the auction service's side: send these field names to its support team.",
-  };
+  if (!isRight(decoded)) {
+    const problems = describeDecodeErrors(decoded.left);
+    return {
+      ok: false,
+      message:
+        `The auction event did not have the published form (${problems.slice(0, 5).join('; ')}), so the Zap did not run. ` +
+        "This comes from the auction service's side: send these field names to its support team.",
+    };
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || Object.keys(body).length <= PROMISED.length) {
+    return { ok: true, payload: decoded.right, extras: NO_EXTRAS };
+  }
+  const event = Object.fromEntries(Object.entries(body));
+  // The published models are loaded only for an event that carries one.
+  const mapModel = mentionsModel(event) ? (await import('../fields/models')).mapPublishedModel : undefined;
+  return { ok: true, payload: decoded.right, extras: flattenExtras(event, PROMISED, mapModel) };
 };
 
 /** Parses a raw JSON body; a body that is not JSON is a plain error. */

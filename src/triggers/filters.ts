@@ -1,22 +1,41 @@
 import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
-import type { AuctionStatusChangedItem } from '../fields/auctionStatusChanged';
+import type { AuctionStatusChangedFields } from '../fields/auctionStatusChanged';
 
-/** The trigger's optional filters, as the Zap editor stores them in `bundle.inputData`. */
-export const FilterInput = t.partial(
-  {
-    statuses: t.union([t.array(t.unknown), t.string, t.null]),
-    auctioneerUuid: t.union([t.string, t.null]),
-  },
-  'FilterInput',
-);
+/**
+ * The trigger's optional input fields, as the Zap editor stores them in
+ * `bundle.inputData`. They fail closed: a field that cannot be read stops
+ * the run with a message naming it, and never lets the Zap run for every
+ * event instead.
+ */
+
+/** Each input field's key, and its label as the Zap editor shows it. */
+export const FILTER_LABELS = {
+  statuses: 'Only These Statuses',
+  auctioneerUuid: 'Only This Auctioneer',
+  skipOutdated: 'Skip Outdated Events',
+} as const;
+export type FilterField = keyof typeof FILTER_LABELS;
+
+const Absent = t.union([t.undefined, t.null]);
+const Statuses = t.union([Absent, t.string, t.array(t.union([t.string, t.null]))]);
+const Auctioneer = t.union([Absent, t.string]);
+/** Zapier's boolean forms: a boolean, or text such as "true", "yes", "false" or "no". */
+const YesNo = t.union([Absent, t.boolean, t.string]);
+
+const YES = new Set(['true', 'yes', 'y', '1']);
+const NO = new Set(['false', 'no', 'n', '0', '']);
 
 export interface Filters {
   /** Normalised statuses; empty means every status triggers. */
   statuses: ReadonlySet<string>;
   /** Normalised auctioneer UUID; undefined means every auctioneer. */
   auctioneerUuid?: string;
+  /** Skip an event older than the newest this Zap has run for the same auction. */
+  skipOutdated: boolean;
 }
+
+export type FilterResult = { ok: true; filters: Filters } | { ok: false; field: FilterField };
 
 /**
  * Case, spaces, dashes and underscores do not matter: "open for bidding",
@@ -28,21 +47,44 @@ export const normaliseStatus = (status: string): string =>
     .replace(/[\s_-]+/gu, '_')
     .toLocaleLowerCase('en');
 
-export const readFilters = (inputData: unknown): Filters => {
-  const decoded = FilterInput.decode(inputData);
-  const input = isRight(decoded) ? decoded.right : {};
-  const raw = input.statuses;
-  const listed: unknown[] = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : [];
-  const statuses = new Set(
-    listed
-      .filter((value): value is string => typeof value === 'string')
-      .map(normaliseStatus)
-      .filter((value) => value !== ''),
-  );
-  const auctioneer = (input.auctioneerUuid ?? '').trim().toLowerCase();
-  return auctioneer === '' ? { statuses } : { statuses, auctioneerUuid: auctioneer };
+const field = (inputData: unknown, key: FilterField): unknown =>
+  typeof inputData === 'object' && inputData !== null && Object.prototype.hasOwnProperty.call(inputData, key)
+    ? Object.getOwnPropertyDescriptor(inputData, key)?.value
+    : undefined;
+
+const yesOrNo = (value: unknown): boolean | undefined => {
+  const decoded = YesNo.decode(value);
+  if (!isRight(decoded)) return undefined;
+  const answer = decoded.right;
+  if (answer === undefined || answer === null) return false;
+  if (typeof answer === 'boolean') return answer;
+  const word = answer.trim().toLowerCase();
+  return YES.has(word) ? true : NO.has(word) ? false : undefined;
 };
 
-export const passesFilters = (item: AuctionStatusChangedItem, filters: Filters): boolean =>
+export const readFilters = (inputData: unknown): FilterResult => {
+  const statuses = Statuses.decode(field(inputData, 'statuses'));
+  if (!isRight(statuses)) return { ok: false, field: 'statuses' };
+  const auctioneer = Auctioneer.decode(field(inputData, 'auctioneerUuid'));
+  if (!isRight(auctioneer)) return { ok: false, field: 'auctioneerUuid' };
+  const skipOutdated = yesOrNo(field(inputData, 'skipOutdated'));
+  if (skipOutdated === undefined) return { ok: false, field: 'skipOutdated' };
+
+  const listed = statuses.right ?? [];
+  const chosen = (typeof listed === 'string' ? listed.split(',') : listed)
+    .filter((value): value is string => value !== null)
+    .map(normaliseStatus)
+    .filter((value) => value !== '');
+  const auctioneerUuid = (auctioneer.right ?? '').trim().toLowerCase();
+  const filters: Filters = { statuses: new Set(chosen), skipOutdated };
+  return { ok: true, filters: auctioneerUuid === '' ? filters : { ...filters, auctioneerUuid } };
+};
+
+/** What a person reads when an input field cannot be read: which one, and what to do in Zapier. */
+export const unreadableFilter = (key: FilterField): string =>
+  `The "${FILTER_LABELS[key]}" field of this Zap's trigger could not be read, so the Zap did not run for this event ` +
+  '(it never runs for every event when a filter cannot be read). Open the Zap in Zapier, set the field again in the trigger step, and publish the Zap.';
+
+export const passesFilters = (item: AuctionStatusChangedFields, filters: Filters): boolean =>
   (filters.statuses.size === 0 || filters.statuses.has(normaliseStatus(item.status))) &&
   (filters.auctioneerUuid === undefined || filters.auctioneerUuid === item.auctioneerUuid.trim().toLowerCase());

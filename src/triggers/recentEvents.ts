@@ -1,5 +1,5 @@
 import type { Bundle, ZObject } from 'zapier-platform-core';
-import { toTriggerItem, type AuctionStatusChangedItem } from '../fields/auctionStatusChanged';
+import { eventTimeMs, itemKeyOf, toTriggerItem, type AuctionStatusChangedItem } from '../fields/auctionStatusChanged';
 import { listRecentMessages } from '../provider/api';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
 import { callerOf } from '../provider/request';
@@ -11,6 +11,8 @@ export const RECENT_LIMIT = 50;
 export interface RecentEvents {
   /** Decoded and mapped exactly as a live delivery is, newest first. */
   items: AuctionStatusChangedItem[];
+  /** The labels of the extra fields these events carried, by their key in the items. */
+  extraLabels: Record<string, string>;
   /** The first reason a message was skipped, when one was. */
   firstProblem?: string;
 }
@@ -22,16 +24,23 @@ export interface RecentEvents {
 export const recentEvents = async (z: ZObject, bundle: Bundle, limit = RECENT_LIMIT): Promise<RecentEvents> => {
   const messages = await listRecentMessages(callerOf(z, bundle, 'zap-editor'), limit);
   const items: AuctionStatusChangedItem[] = [];
+  const extraLabels = new Map<string, string>();
   let firstProblem: string | undefined;
   for (const message of messages) {
     if (message.eventType !== EVENT_TYPE_NAME) continue;
-    const payload = decodePayload(message.payload);
-    const sentAtMs = Date.parse(message.timestamp);
-    if (!payload.ok || Number.isNaN(sentAtMs)) {
+    const payload = await decodePayload(message.payload);
+    const createdAtMs = Date.parse(message.timestamp);
+    if (!payload.ok || Number.isNaN(createdAtMs)) {
       firstProblem ??= payload.ok ? 'A recent auction event has no valid time.' : payload.message;
       continue;
     }
-    items.push(toTriggerItem(payload.payload, { messageId: message.id, sentAtMs }));
+    const occurredAtMs = eventTimeMs(message.id, createdAtMs);
+    items.push(toTriggerItem(payload.payload, { messageId: message.id, occurredAtMs }, payload.extras.values));
+    for (const [key, label] of Object.entries(payload.extras.labels)) {
+      const itemKey = itemKeyOf(key);
+      if (!extraLabels.has(itemKey)) extraLabels.set(itemKey, itemKey === key ? label : `Payload ${label}`);
+    }
   }
-  return firstProblem === undefined ? { items } : { items, firstProblem };
+  const found = { items, extraLabels: Object.fromEntries(extraLabels) };
+  return firstProblem === undefined ? found : { ...found, firstProblem };
 };

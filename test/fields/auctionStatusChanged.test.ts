@@ -17,7 +17,7 @@ describe('trigger fields', () => {
   });
 
   it('carries the payload names exactly, plus id, statusLabel, eventType and occurredAt', () => {
-    const item = toTriggerItem(payload, { messageId: 'msg_x', sentAtMs: Date.UTC(2026, 0, 2, 3, 4, 5, 678) });
+    const item = toTriggerItem(payload, { messageId: 'msg_x', occurredAtMs: Date.UTC(2026, 0, 2, 3, 4, 5, 678) });
     expect(item).toEqual({
       id: 'msg_x',
       auctionUuid: payload.auctionUuid,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import { encodeKsuidMs } from '../../src/provider/ksuid';
 import { errorDetails, type ErrorDetails } from '../../src/sandbox/errorDetails';
 
 /** Made-up credentials in the provider's formats. None of them is real. */
@@ -7,7 +8,11 @@ export const API_KEY = 'testsk_sandboxKey0123456789abcdefghij';
 export const EU_API_KEY = `${API_KEY}.eu`;
 export const APP_ID = 'app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9';
 export const ENDPOINT_ID = 'ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk1';
-export const MSG_ID = 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm3';
+/** A message id as the provider makes them: it carries the time the message was created. */
+export const messageIdAt = (epochMs: number): string => `msg_${encodeKsuidMs(epochMs, randomBytes(15))}`;
+/** The message the tests deliver: created at MSG_TIME (its id says so). */
+export const MSG_TIME = Date.UTC(2026, 10, 22, 9, 30, 15);
+export const MSG_ID = 'msg_3MSN4C5rSWTPrYKvA3a5qrYWvtt';
 export const PROVIDER = 'https://api.svix.com';
 export const TARGET_URL = 'https://hooks.zapier.com/hooks/standard/1234567/abcdef0123456789/';
 

@@ -3,7 +3,7 @@ import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { auctionStatusChanged } from '../../src/triggers/auctionStatusChanged';
 import { choiceOperations, recentAuctioneers, recentStatuses, shortTime } from '../../src/triggers/choices';
-import { APP_ID, PROVIDER, authData } from '../helpers/fixtures';
+import { APP_ID, PROVIDER, authData, messageIdAt } from '../helpers/fixtures';
 
 /** The dropdowns of Auction Status Changed, fed by the Consumer App's recent events. */
 
@@ -13,9 +13,8 @@ const query = { event_types: 'AUCTION_STATUS_CHANGE', limit: '250', with_content
 const HARBOUR = '0e7c2f44-3b8e-4f6d-a1d2-9c5b8e7a4f20';
 const NORTHGATE = '7d1e9a02-55c4-4b8e-9f10-3a2b6c8d4e11';
 
-let sequence = 0;
 const message = (auctioneerUuid: string, status: string, timestamp: string, eventType = 'AUCTION_STATUS_CHANGE') => ({
-  id: `msg_2pQ7uTnVw9XyZa1Bc3De5Fg7${String(sequence++).padStart(3, '0')}`,
+  id: messageIdAt(Date.parse(timestamp)),
   eventType,
   payload: { auctioneerUuid, auctionUuid: '5b0f1c1e-8d2a-4c59-9a37-2f1f7e0b6c11', status },
   timestamp,

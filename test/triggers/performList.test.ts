@@ -3,13 +3,20 @@ import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
 import { auctionStatusChangedSample } from '../../src/fields/auctionStatusChanged';
-import { APP_ID, PROVIDER, authData, failure, payload } from '../helpers/fixtures';
+import { APP_ID, PROVIDER, authData, failure, messageIdAt, payload } from '../helpers/fixtures';
 
 const appTester = createAppTester(app);
 const performList = auctionStatusChangedOperations.performList;
 
-const message = (id: string, status: string, timestamp: string) => ({
-  id,
+/** A message of the log: its id carries its creation time, as the provider's do. */
+const ids = new Map<string, string>();
+const idAt = (timestamp: string): string => {
+  const id = ids.get(timestamp) ?? messageIdAt(Date.parse(timestamp));
+  ids.set(timestamp, id);
+  return id;
+};
+const message = (_label: string, status: string, timestamp: string) => ({
+  id: idAt(timestamp),
   eventType: 'AUCTION_STATUS_CHANGE',
   eventId: null,
   channels: null,
@@ -27,10 +34,10 @@ describe('performList (the Zap editor\'s "Test trigger")', () => {
       .query(query)
       .reply(200, {
         data: [
-          message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm5', 'CLOSED', '2026-11-22T12:00:00.123Z'),
-          message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm4', 'OPEN_FOR_BIDDING', '2026-11-22T09:30:15Z'),
+          message('newest', 'CLOSED', '2026-11-22T12:00:00.123Z'),
+          message('oldest', 'OPEN_FOR_BIDDING', '2026-11-22T09:30:15Z'),
         ],
-        iterator: 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm4',
+        iterator: idAt('2026-11-22T09:30:15Z'),
         prevIterator: null,
         done: true,
       });
@@ -38,12 +45,12 @@ describe('performList (the Zap editor\'s "Test trigger")', () => {
     expect(items).toEqual([
       {
         ...auctionStatusChangedSample,
-        id: 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm5',
+        id: idAt('2026-11-22T12:00:00.123Z'),
         status: 'CLOSED',
         statusLabel: 'Closed',
         occurredAt: '2026-11-22T12:00:00+00:00',
       },
-      { ...auctionStatusChangedSample, id: 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm4', occurredAt: '2026-11-22T09:30:15+00:00' },
+      { ...auctionStatusChangedSample, id: idAt('2026-11-22T09:30:15Z'), occurredAt: '2026-11-22T09:30:15+00:00' },
     ]);
     scope.done();
   });
@@ -60,8 +67,8 @@ describe('performList (the Zap editor\'s "Test trigger")', () => {
       .query(query)
       .reply(200, {
         data: [
-          message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm5', 'CLOSED', '2026-11-22T12:00:00Z'),
-          message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm4', 'OPEN_FOR_BIDDING', '2026-11-22T09:30:15Z'),
+          message('newest', 'CLOSED', '2026-11-22T12:00:00Z'),
+          message('oldest', 'OPEN_FOR_BIDDING', '2026-11-22T09:30:15Z'),
         ],
         iterator: null,
         done: true,
@@ -77,7 +84,7 @@ describe('performList (the Zap editor\'s "Test trigger")', () => {
       .reply(200, {
         data: [
           {
-            ...message('msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hm5', 'CLOSED', '2026-11-22T12:00:00Z'),
+            ...message('newest', 'CLOSED', '2026-11-22T12:00:00Z'),
             payload: { status: 'CLOSED' },
           },
         ],

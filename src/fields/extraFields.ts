@@ -1,0 +1,150 @@
+import type { ZapValue } from './zapFields';
+
+/**
+ * Every field of an event beyond the three the auction service promises,
+ * flattened with `__` as the published models' fields are (`lot__title`), so
+ * a field the service adds reaches the Zap without a new version of this
+ * integration. A nested object whose `@class` names a published model is
+ * decoded with that model's codec and mapped through its field specs
+ * (`auctioneer__name`, `address__countryCode`, lower case, `uk` by default);
+ * one that does not decode passes through as it is. Only the promised fields
+ * can stop a Zap: an extra field never does.
+ *
+ * Bounded in depth, field count and size: whatever an event carries, the
+ * flattening takes little time and memory, and never touches a prototype.
+ */
+
+export type ExtraValue = ZapValue | ZapValue[];
+
+export interface ExtraFields {
+  /** Flat key → value, in the order the event gives them. */
+  values: Record<string, ExtraValue>;
+  /** Flat key → a label a person can read ("Auctioneer Name"). */
+  labels: Record<string, string>;
+}
+
+export const EXTRA_LIMITS = {
+  /** Objects and lists nested deeper than this below the event are left out. */
+  depth: 4,
+  /** At most this many extra fields. */
+  fields: 100,
+  /** Longer text is cut to this many characters. */
+  textLength: 10_000,
+  /** At most this many items of a list. */
+  listItems: 50,
+  /** At most this many characters of text in all. */
+  totalLength: 100_000,
+};
+
+/** Keys that could reach an object's prototype, and `@class`, which only says which model a structure is. */
+const SKIPPED = new Set(['__proto__', 'constructor', 'prototype', '@class']);
+/** A key a Zap can use: 1 to 64 characters, none of them a control character. */
+const usableKey = (key: string): boolean =>
+  key.length > 0 &&
+  key.length <= 64 &&
+  ![...key].some((character) => (character.codePointAt(0) ?? 0) < 32 || character === '\u007f');
+
+/** A published model's fields for a structure, when its `@class` names one and it decodes. */
+export type ModelMapper = (
+  value: Record<string, unknown>,
+) => { values: Record<string, ZapValue>; labels: Record<string, string> } | undefined;
+
+/** Written in capitals in a label, as the models' own labels do. */
+const ACRONYMS = new Map([
+  ['id', 'ID'],
+  ['url', 'URL'],
+  ['uuid', 'UUID'],
+]);
+
+/** `lotTitle` → `Lot Title`, `auctionUuid` → `Auction UUID`; a list position (0-based) reads from 1. */
+export const humanise = (path: readonly string[]): string =>
+  path
+    .map((segment) =>
+      /^\d+$/.test(segment)
+        ? String(Number(segment) + 1)
+        : segment
+            .replace(/([a-z0-9])([A-Z])/gu, '$1 $2')
+            .split(/[\s_-]+/u)
+            .filter((word) => word !== '')
+            .map((word) => ACRONYMS.get(word.toLowerCase()) ?? word.charAt(0).toUpperCase() + word.slice(1))
+            .join(' '),
+    )
+    .join(' ');
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const isPrimitive = (value: unknown): value is string | number | boolean | null =>
+  value === null || typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number';
+
+/** Does anything in this value, down to the depth limit, carry `@class`? Then the models are needed. */
+export const mentionsModel = (value: unknown, depth = 0): boolean => {
+  if (depth > EXTRA_LIMITS.depth || typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) {
+    return value.slice(0, EXTRA_LIMITS.listItems).some((item) => mentionsModel(item, depth + 1));
+  }
+  if (Object.prototype.hasOwnProperty.call(value, '@class')) return true;
+  return Object.values(value)
+    .slice(0, EXTRA_LIMITS.fields)
+    .some((item) => mentionsModel(item, depth + 1));
+};
+
+export const flattenExtras = (
+  event: Record<string, unknown>,
+  promised: readonly string[],
+  mapModel: ModelMapper | undefined,
+): ExtraFields => {
+  const values = new Map<string, ExtraValue>();
+  const labels = new Map<string, string>();
+  let characters = 0;
+  const room = () => values.size < EXTRA_LIMITS.fields && characters < EXTRA_LIMITS.totalLength;
+  const text = (value: string): string => {
+    const cut = value.length > EXTRA_LIMITS.textLength ? value.slice(0, EXTRA_LIMITS.textLength) : value;
+    characters += cut.length;
+    return cut;
+  };
+  const scalar = (value: string | number | boolean | null): ZapValue =>
+    typeof value === 'string' ? text(value) : typeof value === 'number' && !Number.isFinite(value) ? null : value;
+  const put = (path: readonly string[], value: ExtraValue, label = humanise(path)) => {
+    const key = path.join('__');
+    if (values.has(key) || !room()) return;
+    values.set(key, value);
+    labels.set(key, label);
+  };
+
+  const visit = (value: unknown, path: readonly string[], depth: number): void => {
+    if (!room() || depth > EXTRA_LIMITS.depth) return;
+    if (isPrimitive(value)) {
+      put(path, scalar(value));
+      return;
+    }
+    if (Array.isArray(value)) {
+      const items = value.slice(0, EXTRA_LIMITS.listItems);
+      if (items.every(isPrimitive)) put(path, items.map(scalar));
+      else items.forEach((item, index) => visit(item, [...path, String(index)], depth + 1));
+      return;
+    }
+    if (!isRecord(value)) return;
+    const model = mapModel?.(value);
+    if (model) {
+      for (const [key, modelValue] of Object.entries(model.values)) {
+        put(
+          [...path, key],
+          typeof modelValue === 'string' ? text(modelValue) : modelValue,
+          `${humanise(path)} ${model.labels[key] ?? humanise([key])}`,
+        );
+      }
+    }
+    for (const [key, child] of Object.entries(value)) {
+      if (SKIPPED.has(key) || !usableKey(key)) continue;
+      if (model && Object.prototype.hasOwnProperty.call(model.values, key)) continue;
+      visit(child, [...path, key], depth + 1);
+    }
+  };
+
+  for (const [key, value] of Object.entries(event)) {
+    if (promised.includes(key) || SKIPPED.has(key) || !usableKey(key)) continue;
+    visit(value, [key], 1);
+  }
+  return { values: Object.fromEntries(values), labels: Object.fromEntries(labels) };
+};

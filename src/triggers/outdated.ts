@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import * as t from 'io-ts';
+import { isRight } from 'fp-ts/Either';
+import type { ZObject } from 'zapier-platform-core';
+import { cacheGet, cacheSet } from './cache';
+import { CLAIM_TTL_SECONDS } from './claim';
+
+/**
+ * "Skip Outdated Events": the provider does not keep deliveries in order, so a
+ * late retry of an earlier status can arrive after a newer one. With the
+ * field on, the Zap keeps, per auction, when the newest event it ran for
+ * happened, in z.cache with the same scope and retention as its claims, and
+ * does not run an event that happened before it. Two runs already in flight
+ * can still finish out of order: the check and the record are two steps.
+ */
+
+const Newest = t.type({ at: t.number }, 'NewestRun');
+
+/** Per Zap (endpoint) and auction; the auction's UUID is hashed, so any text makes a short key. */
+export const newestKey = (endpointId: string, auctionUuid: string): string =>
+  `newest:${endpointId}:${createHash('sha256').update(auctionUuid, 'utf8').digest('base64url').slice(0, 32)}`;
+
+/** True when this Zap has run for a newer event of the same auction. A cache that cannot answer says no. */
+export const isOutdated = async (
+  z: ZObject,
+  endpointId: string,
+  auctionUuid: string,
+  occurredAtMs: number,
+): Promise<boolean> => {
+  const stored = await cacheGet(z, newestKey(endpointId, auctionUuid)).catch(() => undefined);
+  const newest = Newest.decode(stored);
+  return isRight(newest) && occurredAtMs < newest.right.at;
+};
+
+/** Records the event the Zap just ran for as the auction's newest. */
+export const recordNewest = async (
+  z: ZObject,
+  endpointId: string,
+  auctionUuid: string,
+  occurredAtMs: number,
+): Promise<void> => {
+  await cacheSet(z, newestKey(endpointId, auctionUuid), { at: occurredAtMs }, CLAIM_TTL_SECONDS, false).catch(
+    () => undefined,
+  );
+};

@@ -1,0 +1,277 @@
+import nock from 'nock';
+import { EXTRA_LIMITS } from '../../src/fields/extraFields';
+import { eventTimeMs } from '../../src/fields/auctionStatusChanged';
+import { ClassNames } from '../../src/models';
+import { encodeKsuidMs, timeOfProviderId } from '../../src/provider/ksuid';
+import { CLAIM_TTL_SECONDS } from '../../src/triggers/claim';
+import { newestKey } from '../../src/triggers/outdated';
+import {
+  APP_ID,
+  MSG_ID,
+  MSG_TIME,
+  PROVIDER,
+  authData,
+  failure,
+  messageIdAt,
+  payload,
+  signedRequest,
+  subscription,
+} from '../helpers/fixtures';
+import { usePlatform } from '../helpers/platform';
+
+/** What the Zap receives: when the event happened, protection from late arrivals, and every field sent. */
+
+const zapier = usePlatform();
+const listPath = `/api/v1/app/${APP_ID}/msg`;
+
+const deliver = (event: object, options: { msgId?: string; at?: Date } = {}, inputData: object = {}) =>
+  zapier().perform({
+    authData,
+    subscribeData: subscription,
+    rawRequest: signedRequest(JSON.stringify(event), options),
+    inputData,
+  });
+
+const logOf = (messages: Array<{ id: string; event: object; timestamp: string }>) =>
+  nock(PROVIDER)
+    .get(listPath)
+    .query(true)
+    .reply(200, {
+      data: messages.map(({ id, event, timestamp }) => ({
+        id,
+        eventType: 'AUCTION_STATUS_CHANGE',
+        payload: event,
+        timestamp,
+      })),
+      iterator: null,
+      prevIterator: null,
+      done: true,
+    });
+
+const keysOf = (fields: unknown): unknown[] =>
+  Array.isArray(fields)
+    ? fields.map((field: unknown) => (typeof field === 'object' && field !== null ? Reflect.get(field, 'key') : field))
+    : [fields];
+
+const only = (result: unknown): Record<string, unknown> => {
+  if (!Array.isArray(result) || result.length !== 1) throw new Error('expected one item');
+  const [item]: unknown[] = result;
+  if (typeof item !== 'object' || item === null) throw new Error('expected an item');
+  return Object.fromEntries(Object.entries(item));
+};
+
+describe('Occurred At: when the event happened, from the message id', () => {
+  it("reads the contract's example id to the second (a plain one-second KSUID)", () => {
+    const at = timeOfProviderId('msg_1srOrx2ZWZBpBUvZwXKQmoEYga2');
+    expect(at === undefined ? undefined : new Date(Math.floor(at / 1000) * 1000).toISOString()).toBe(
+      '2021-05-21T20:04:03.000Z',
+    );
+  });
+
+  it('is the same for the first delivery, a retry signed two hours later, and the Test trigger item', async () => {
+    const first = only(await deliver(payload, { at: new Date(MSG_TIME + 5_000) }));
+    zapier().platform.clear();
+    const retry = only(await deliver(payload, { at: new Date(MSG_TIME + 2 * 3600_000) }));
+    const scope = logOf([{ id: MSG_ID, event: payload, timestamp: new Date(MSG_TIME).toISOString() }]);
+    const listed = only(await zapier().performList({ authData, inputData: {} }));
+    scope.done();
+    expect(first.occurredAt).toBe('2026-11-22T09:30:15+00:00');
+    expect(retry.occurredAt).toBe(first.occurredAt);
+    expect(listed).toEqual(first);
+  });
+
+  it.each([
+    ['an id that is not a KSUID', 'msg_not-a-ksuid-at-all-00000000', true],
+    ['an id of another kind', `ep_${encodeKsuidMs(MSG_TIME, Buffer.alloc(15))}`, true],
+    ['an id made after the delivery was signed', messageIdAt(MSG_TIME + 3600_000), true],
+    ['an id from before the provider used them', messageIdAt(Date.UTC(2015, 0, 1)), true],
+    ['an id made a moment before', messageIdAt(MSG_TIME - 1_000), false],
+  ])('falls back to the signing time for %s', (_what, id, fallsBack) => {
+    const signedAt = MSG_TIME;
+    expect(eventTimeMs(id, signedAt) === signedAt).toBe(fallsBack);
+  });
+});
+
+describe('Skip Outdated Events', () => {
+  const auction = payload.auctionUuid;
+  const sold = { ...payload, status: 'LOTS_SOLD' };
+  const opened = { ...payload, status: 'OPEN_FOR_BIDDING' };
+  const earlier = messageIdAt(MSG_TIME - 60_000);
+  const later = messageIdAt(MSG_TIME);
+
+  it.each([[true], ['true'], ['yes'], ['YES']])('when on (%j), skips a late retry of an earlier status', async (on) => {
+    await expect(deliver(sold, { msgId: later }, { skipOutdated: on })).resolves.toHaveLength(1);
+    await expect(deliver(opened, { msgId: earlier }, { skipOutdated: on })).resolves.toEqual([]);
+    // Another auction is not held back.
+    await expect(
+      deliver({ ...opened, auctionUuid: 'another' }, { msgId: messageIdAt(MSG_TIME - 90_000) }, { skipOutdated: on }),
+    ).resolves.toHaveLength(1);
+  });
+
+  it('keeps the newest time per auction with the scope and retention of the exactly-once marks', async () => {
+    await deliver(sold, { msgId: later }, { skipOutdated: true });
+    const key = newestKey(subscription.id, auction);
+    const calls = zapier()
+      .calls()
+      .filter((call) => call.key === key);
+    expect(calls).toEqual([
+      expect.objectContaining({ method: 'zcache_get', scope: ['auth'] }),
+      expect.objectContaining({ method: 'zcache_set', scope: ['auth'], ttl: CLAIM_TTL_SECONDS, nx: false }),
+    ]);
+  });
+
+  it.each([[false], ['false'], ['no'], [undefined], ['']])(
+    'when off (%j), runs every event and costs nothing extra',
+    async (off) => {
+      await expect(deliver(sold, { msgId: later }, { skipOutdated: off })).resolves.toHaveLength(1);
+      await expect(deliver(opened, { msgId: earlier }, { skipOutdated: off })).resolves.toHaveLength(1);
+      expect(
+        zapier()
+          .calls()
+          .filter((call) => call.key.startsWith('newest:')),
+      ).toEqual([]);
+    },
+  );
+
+  it('stops the run, naming the field, when its value cannot be read', async () => {
+    const refused = await failure(deliver(sold, { msgId: later }, { skipOutdated: 'maybe' }));
+    expect(refused.code).toBe('InvalidFilter');
+    expect(refused.message).toMatch(/"Skip Outdated Events" field/);
+  });
+});
+
+describe('every field the auction service sends', () => {
+  const auctioneer = { '@class': ClassNames.AuctioneerApiModel, id: '12345678901234567890', name: 'Harbour Street' };
+  const address = {
+    '@class': ClassNames.AddressModel,
+    addressLine1: '12 Harbour Street',
+    addressLine2: 'Old Town',
+    postcode: 'YO21 3PU',
+    countryCode: 'FR',
+  };
+
+  it('decodes a nested published model with its codec and maps it through its field specs', async () => {
+    const item = only(await deliver({ ...payload, title: 'Spring Sale', auctioneer, address }));
+    expect(item).toMatchObject({
+      ...payload,
+      title: 'Spring Sale',
+      auctioneer__id: '12345678901234567890',
+      auctioneer__name: 'Harbour Street',
+      address__addressLine1: '12 Harbour Street',
+      address__countryCode: 'fr',
+      address__city: null,
+    });
+    expect(item).not.toHaveProperty('auctioneer__@class');
+  });
+
+  it('gives a model its default (countryCode uk) and keeps fields the model does not know', async () => {
+    const { countryCode: _dropped, ...withoutCountry } = address;
+    const item = only(await deliver({ ...payload, address: { ...withoutCountry, floor: 2 } }));
+    expect(item).toMatchObject({ address__countryCode: 'uk', address__floor: 2 });
+  });
+
+  it('passes a structure that does not decode through as it is, and still runs the Zap', async () => {
+    const broken = { '@class': ClassNames.AddressModel, addressLine1: 7 };
+    const item = only(await deliver({ ...payload, address: broken }));
+    expect(item).toMatchObject({ address__addressLine1: 7 });
+    expect(item).not.toHaveProperty('address__countryCode');
+  });
+
+  it('flattens any other structure with __, and keeps lists of plain values as lists', async () => {
+    const item = only(
+      await deliver({ ...payload, lot: { number: 12, tags: ['art', 'oil'], seller: { town: 'Leeds' } } }),
+    );
+    expect(item).toMatchObject({ lot__number: 12, lot__tags: ['art', 'oil'], lot__seller__town: 'Leeds' });
+  });
+
+  it("never lets a payload field overwrite the integration's own fields", async () => {
+    const item = only(
+      await deliver({ ...payload, id: 'theirs', eventType: 'theirs', occurredAt: 'theirs', statusLabel: 'theirs' }),
+    );
+    expect(item).toMatchObject({
+      id: MSG_ID,
+      eventType: 'AUCTION_STATUS_CHANGE',
+      occurredAt: '2026-11-22T09:30:15+00:00',
+      statusLabel: 'Open For Bidding',
+      payload__id: 'theirs',
+      payload__statusLabel: 'theirs',
+    });
+  });
+
+  it('stays bounded: nesting 5,000 deep, 1,000 fields and a megabyte of text', async () => {
+    const deep = `${'{"next":'.repeat(5_000)}"bottom"${'}'.repeat(5_000)}`;
+    const many = Array.from({ length: 1_000 }, (_, index) => `"field${index}":${index}`).join(',');
+    const promised = JSON.stringify(payload).slice(1, -1);
+    const body = `{${promised},"deep":${deep},${many},"big":"${'x'.repeat(1_000_000)}"}`;
+    const item = only(
+      await zapier().perform({ authData, subscribeData: subscription, rawRequest: signedRequest(body), inputData: {} }),
+    );
+    expect(item).toMatchObject(payload);
+    expect(Object.keys(item).length).toBeLessThanOrEqual(7 + EXTRA_LIMITS.fields);
+    expect(JSON.stringify(item).length).toBeLessThan(EXTRA_LIMITS.totalLength + 20_000);
+    expect(Object.keys(item).filter((key) => key.startsWith('deep__'))).toEqual([]);
+  });
+
+  it('keeps __proto__ and constructor out, and the prototype clean', async () => {
+    const body = `{"auctioneerUuid":"a","auctionUuid":"b","status":"OPEN","__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}`;
+    const result = await zapier().perform({
+      authData,
+      subscribeData: subscription,
+      rawRequest: signedRequest(body),
+      inputData: {},
+    });
+    const item = only(result);
+    expect(Object.keys(item)).not.toContain('__proto__');
+    expect(Object.keys(item)).not.toContain('constructor');
+    expect(Object.prototype).not.toHaveProperty('polluted');
+  });
+
+  it('gives Test trigger items the same extra fields as live ones', async () => {
+    const event = { ...payload, title: 'Spring Sale', auctioneer };
+    const live = only(await deliver(event));
+    const scope = logOf([{ id: MSG_ID, event, timestamp: new Date(MSG_TIME).toISOString() }]);
+    const listed = only(await zapier().performList({ authData, inputData: {} }));
+    scope.done();
+    expect(listed).toEqual(live);
+  });
+
+  it('labels the extra fields seen in the recent message log for the Zap editor', async () => {
+    const scope = logOf([
+      {
+        id: MSG_ID,
+        event: { ...payload, lotTitle: 'Spring Sale', auctioneer, id: 'x' },
+        timestamp: '2026-11-22T09:30:15Z',
+      },
+    ]);
+    const fields = await zapier().invoke('triggers.auction_status_changed.operation.outputFields', {
+      authData,
+      inputData: {},
+    });
+    scope.done();
+    expect(fields).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ key: 'lotTitle', label: 'Lot Title', type: 'string' }),
+        expect.objectContaining({ key: 'auctioneer__name', label: 'Auctioneer Name' }),
+        expect.objectContaining({ key: 'payload__id', label: 'Payload ID' }),
+        expect.objectContaining({ key: 'occurredAt', label: 'Occurred At' }),
+      ]),
+    );
+  });
+
+  it('gives the editor no extra fields, and no error, when the message log cannot be read', async () => {
+    nock(PROVIDER).get(listPath).query(true).reply(500, {});
+    const fields = await zapier().invoke('triggers.auction_status_changed.operation.outputFields', {
+      authData,
+      inputData: {},
+    });
+    expect(keysOf(fields)).toEqual([
+      'id',
+      'auctionUuid',
+      'auctioneerUuid',
+      'status',
+      'statusLabel',
+      'eventType',
+      'occurredAt',
+    ]);
+  });
+});
