@@ -6,6 +6,9 @@ import { callerOf } from './provider/request';
 export const API_ACCESS_HELP_URL = 'https://docs.svix.com/api-keys';
 export const CONSUMER_APPS_HELP_URL = 'https://docs.svix.com/quickstart';
 
+/** The key field's label: the set-up's output names it too. */
+export const API_KEY_LABEL = 'Integration Key or API Access Key';
+
 /** What the connection test returns: the Consumer App's id and name, nothing secret. */
 export interface ConnectionTestResult {
   id: string;
@@ -23,10 +26,10 @@ export const authentication = {
   fields: [
     {
       key: 'apiKey',
-      label: 'API Access Key',
+      label: API_KEY_LABEL,
       type: 'password' as const,
       required: true,
-      helpText: `Create one in your webhook provider account under **API Access**: name the key and create it. The provider shows it only once, so copy it then. [Where to find it](${API_ACCESS_HELP_URL})`,
+      helpText: `Recommended: the **integration key** the set-up printed for Zapier (it starts with \`integsk_\`). It works only in your Consumer App, so it can be replaced without touching anything else. An **API Access Key** of your provider account also works: create one under **API Access** (the provider shows it only once, so copy it then). [Where to find it](${API_ACCESS_HELP_URL})`,
     },
     {
       key: 'appId',

@@ -24,7 +24,7 @@ describe('authentication', () => {
       ['serverUrl', 'string', false],
     ]);
     expect(authentication.fields.map((field) => field.label)).toEqual([
-      'API Access Key',
+      'Integration Key or API Access Key',
       'Consumer App ID',
       'Server URL',
     ]);

@@ -12,13 +12,15 @@ import { callProvider, decodeAnswer, type Caller, type ProviderCall } from './re
 
 const appPath = (connection: Connection): string => `/api/v1/app/${encodeURIComponent(connection.appId)}`;
 
+/** What a person reads in Zapier when this Zap's endpoint cannot be used. */
+export const ENDPOINT_MESSAGES = {
+  damaged: "This Zap's link to its provider endpoint is damaged. Turn the Zap off and on again to create a new one.",
+  gone: "This Zap's endpoint no longer exists at the provider. Turn the Zap off and on again to create a new one.",
+};
+
 const checkEndpointId = (caller: Caller, endpointId: string): string => {
   if (!isEndpointId(endpointId) && !isPathSafeUid(endpointId)) {
-    throw new caller.z.errors.Error(
-      "This Zap's link to its provider endpoint is damaged. Turn the Zap off and on again to create a new one.",
-      'InvalidEndpointId',
-      400,
-    );
+    throw new caller.z.errors.Error(ENDPOINT_MESSAGES.damaged, 'InvalidEndpointId', 400);
   }
   return encodeURIComponent(endpointId);
 };
@@ -127,8 +129,7 @@ export const getEndpointSecret = async (
     method: 'GET',
     path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}/secret`,
     action,
-    notFound:
-      "This Zap's endpoint no longer exists at the provider. Turn the Zap off and on again to create a new one.",
+    notFound: ENDPOINT_MESSAGES.gone,
     secretAnswer: true,
     ...options,
   });

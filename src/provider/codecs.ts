@@ -62,3 +62,16 @@ export const HTTPValidationError = t.type(
   'HTTPValidationError',
 );
 export type HTTPValidationError = t.TypeOf<typeof HTTPValidationError>;
+
+/** An integration of a Consumer App: app-scoped credentials, as the provider's own Zapier package uses. */
+export const IntegrationOut = t.type({ id: t.string, name: t.string }, 'IntegrationOut');
+export type IntegrationOut = t.TypeOf<typeof IntegrationOut>;
+
+export const ListResponseIntegrationOut = t.intersection(
+  [t.type({ data: t.array(IntegrationOut), done: t.boolean }), t.partial({ iterator: nullable(t.string) })],
+  'ListResponse_IntegrationOut_',
+);
+export type ListResponseIntegrationOut = t.TypeOf<typeof ListResponseIntegrationOut>;
+
+export const IntegrationKeyOut = t.type({ key: t.string }, 'IntegrationKeyOut');
+export type IntegrationKeyOut = t.TypeOf<typeof IntegrationKeyOut>;

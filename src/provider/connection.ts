@@ -35,7 +35,7 @@ export const readConnection = (authData: unknown): ConnectionResult => {
     return {
       ok: false,
       message:
-        'The API Access Key is missing. Reconnect and paste the key created under API Access in your provider account.',
+        'This connection has no key. Reconnect the account in Zapier and paste the integration key the set-up printed, or an API Access Key from your provider account.',
     };
   }
   if (!isAppId(appId)) {

@@ -21,41 +21,51 @@ export const isLoopbackHost = (hostname: string): boolean =>
 
 export type ServerUrlResult = { ok: true; url: string } | { ok: false; problem: string };
 
+/** Where the address was typed: the connection's Server URL field in Zapier, or the set-up's option. */
+export type ServerUrlSource = 'zapier' | 'setup';
+
+const NAMED: Record<ServerUrlSource, { name: string; leave: string }> = {
+  zapier: { name: 'The Server URL', leave: 'Leave the field empty' },
+  setup: { name: 'The --server-url option', leave: 'Leave the option out' },
+};
+
 /** Checks a server URL typed by a person; the answer says what is wrong without echoing it. */
-export const checkServerUrl = (raw: string): ServerUrlResult => {
+export const checkServerUrl = (raw: string, source: ServerUrlSource = 'zapier'): ServerUrlResult => {
+  const { name, leave } = NAMED[source];
   let parsed: URL;
   try {
     parsed = new URL(raw.trim());
   } catch {
     return {
       ok: false,
-      problem:
-        "The Server URL is not a web address. Leave it empty to use the provider's default, or enter one such as https://api.eu.svix.com.",
+      problem: `${name} is not a web address. ${leave} to use the provider's default, or give one such as https://api.eu.svix.com.`,
     };
   }
   if (parsed.username || parsed.password || parsed.search || parsed.hash) {
     return {
       ok: false,
-      problem:
-        'The Server URL must be a plain address such as https://api.eu.svix.com, without a user name, password, query or fragment.',
+      problem: `${name} must be a plain address such as https://api.eu.svix.com, without a user name, password, query or fragment.`,
     };
   }
   if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname)) {
     return {
       ok: false,
-      problem:
-        'The Server URL must start with https:// so the API Access Key is never sent unencrypted (plain http:// is only allowed for a sandbox on this computer, such as http://127.0.0.1).',
+      problem: `${name} must start with https:// so the key is never sent unencrypted (plain http:// is only allowed for a sandbox on this computer, such as http://127.0.0.1).`,
     };
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    return { ok: false, problem: 'The Server URL must start with https://.' };
+    return { ok: false, problem: `${name} must start with https://.` };
   }
   const path = parsed.pathname.replace(/\/+$/, '');
   return { ok: true, url: `${parsed.protocol}//${parsed.host}${path}` };
 };
 
-export const serverUrlFor = (apiKey: string, explicit?: string): ServerUrlResult => {
-  if (explicit !== undefined && explicit.trim() !== '') return checkServerUrl(explicit);
+export const serverUrlFor = (
+  apiKey: string,
+  explicit: string | undefined,
+  source: ServerUrlSource = 'zapier',
+): ServerUrlResult => {
+  if (explicit !== undefined && explicit.trim() !== '') return checkServerUrl(explicit, source);
   const region = regionOfKey(apiKey);
   return { ok: true, url: region ? `https://api.${region}.svix.com` : DEFAULT_SERVER_URL };
 };

@@ -2,16 +2,22 @@ import { parseArgs } from 'node:util';
 import { runCommand } from '../cli/runCommand';
 import { serverUrlFor } from '../provider/serverUrl';
 import { ProviderClient, ProviderFailure } from './client';
+import { API_KEY_LABEL } from '../authentication';
+import type { IntegrationKeyOutcome } from './integrationKey';
 import { DEFAULT_APP_NAME, runSetup } from './setup';
 
 const USAGE = `Set up your Consumer App to receive the auction service's AUCTION_STATUS_CHANGE events.
 
 Usage: npm run setup -- --api-key KEY [--server-url URL] [--app-name NAME] [--endpoint-url URL]
+                        [--integration-key | --rotate-integration-key]
 
-  --api-key KEY       your provider API Access Key (or set PROVIDER_API_KEY instead)
-  --server-url URL    the provider's API address (default: from the key's region)
-  --app-name NAME     the Consumer App's name (default: "${DEFAULT_APP_NAME}")
-  --endpoint-url URL  also add an endpoint for a receiver that is not Zapier
+  --api-key KEY               your provider account's API Access Key (or set PROVIDER_API_KEY instead)
+  --server-url URL            the provider's API address (default: from the key's region)
+  --app-name NAME             the Consumer App's name (default: "${DEFAULT_APP_NAME}")
+  --endpoint-url URL          also add an endpoint for a receiver that is not Zapier
+  --integration-key           also make the key to connect Zapier with: an integration key that works
+                              only in this Consumer App (printed once, the first time)
+  --rotate-integration-key    replace that key; Zapier connections using the old one must be reconnected
 
 Running it again changes nothing: it reuses what it made before.`;
 
@@ -28,6 +34,8 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     'server-url'?: string;
     'app-name'?: string;
     'endpoint-url'?: string;
+    'integration-key'?: boolean;
+    'rotate-integration-key'?: boolean;
     help?: boolean;
   };
   try {
@@ -38,6 +46,8 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
         'server-url': { type: 'string' },
         'app-name': { type: 'string' },
         'endpoint-url': { type: 'string' },
+        'integration-key': { type: 'boolean' },
+        'rotate-integration-key': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -57,7 +67,7 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     );
     return 2;
   }
-  const server = serverUrlFor(apiKey, values['server-url']);
+  const server = serverUrlFor(apiKey, values['server-url'], 'setup');
   if (!server.ok) {
     io.err(server.problem);
     return 2;
@@ -69,34 +79,65 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     return 2;
   }
   io.out(`Using the provider at ${server.url}`);
+  const integrationKey = values['rotate-integration-key'] ? 'rotate' : values['integration-key'] ? 'ensure' : undefined;
   try {
     const result = await runSetup({
       client: new ProviderClient({ baseUrl: server.url, apiKey }),
       ...(values['app-name'] ? { appName: values['app-name'] } : {}),
       ...(values['endpoint-url'] ? { endpointUrl: values['endpoint-url'] } : {}),
+      ...(integrationKey ? { integrationKey } : {}),
       say: io.out,
     });
     io.out('');
     io.out(`Consumer App ID: ${result.appId}`);
     if (result.endpointId) io.out(`Endpoint ID: ${result.endpointId}`);
     io.out('');
-    io.out("Next: send the auction service's support team these two things, so it can send your auction events:");
+    io.out("Next: send the auction service's support team two things, so it can send your auction events:");
     io.out(`  1. the Consumer App ID: ${result.appId}`);
-    io.out('  2. your API Access Key: the key you just used (it is not shown here; send it through a secure channel).');
-    io.out('Then connect Zapier with the same API Access Key and Consumer App ID.');
+    io.out(
+      '  2. an API Access Key for them. Create a separate one under API Access in your provider account, named for the auction service, so you can revoke it without touching anything else; send it through a secure channel. (Your key is never shown here.)',
+    );
+    io.out('');
+    for (const line of zapierKeyLines(result.integrationKey, result.appId)) io.out(line);
     return 0;
   } catch (error) {
     if (error instanceof ProviderFailure) {
-      // The shared messages speak of Zapier's "reconnect"; here the person reruns the command.
-      const message =
-        error.failure.kind === 'auth'
-          ? 'The provider did not accept the API Access Key (401). Check that you copied the whole key, or create a new one under API Access in your provider account, then run the set-up again.'
-          : error.message;
-      io.err(`Set-up stopped: ${message}`);
+      // Worded for the terminal (see Reader in provider/failures.ts).
+      io.err(`Set-up stopped: ${error.message}`);
       return 1;
     }
     throw error;
   }
+};
+
+/** What to connect Zapier with, as the set-up's run left it. */
+const zapierKeyLines = (outcome: IntegrationKeyOutcome | undefined, appId: string): string[] => {
+  const field = `"${API_KEY_LABEL}"`;
+  if (outcome === undefined) {
+    return [
+      `Then connect Zapier with the Consumer App ID and a key in the ${field} field. Recommended: an integration key,`,
+      'which works only in this Consumer App and can be replaced without touching anything else: run the set-up again',
+      'with --integration-key to make one. An API Access Key of your provider account also works.',
+    ];
+  }
+  if (outcome.kind === 'kept') {
+    return [
+      'The integration key for Zapier was made on an earlier run. The provider shows a key only once, when it is made,',
+      'so it cannot be printed again: if you saved it, use it. To get a new one, run the set-up again with',
+      '--rotate-integration-key; Zapier connections that use the old key must then be reconnected.',
+    ];
+  }
+  return [
+    'Integration key for Zapier (shown only this once: copy it now):',
+    `  ${outcome.key}`,
+    `Paste it into the ${field} field when you connect Zapier, with the Consumer App ID ${appId}.`,
+    ...(outcome.kind === 'rotated'
+      ? [
+          'The previous integration key no longer works: reconnect every Zapier connection that used it',
+          '(in Zapier, open My Apps, find the connection, choose Reconnect and paste the new key).',
+        ]
+      : []),
+  ];
 };
 
 if (require.main === module) {

@@ -3,6 +3,7 @@ import { ApplicationOut, EndpointOut } from '../provider/codecs';
 import { EVENT_TYPE_NAME, ensureEventType } from '../provider/eventType';
 import { endpointUid } from '../provider/ids';
 import { ProviderClient, ProviderFailure } from './client';
+import { ensureIntegrationKey, type IntegrationKeyOutcome } from './integrationKey';
 
 /**
  * The consumer's set-up steps of the published interface (§4), done once and
@@ -17,6 +18,8 @@ export interface SetupOptions {
   client: ProviderClient;
   appName?: string;
   endpointUrl?: string;
+  /** Make sure Zapier has an integration key (`ensure`), or replace it (`rotate`). */
+  integrationKey?: 'ensure' | 'rotate';
   /** One line of progress for a person. */
   say?: (line: string) => void;
 }
@@ -28,6 +31,7 @@ export interface SetupResult {
   eventType: 'created' | 'updated' | 'unchanged';
   endpointId?: string;
   endpointCreated?: boolean;
+  integrationKey?: IntegrationKeyOutcome;
 }
 
 /** A provider uid from a name: the same name always finds the same Consumer App. */
@@ -111,6 +115,18 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
     say(`${endpointCreated ? 'Added' : 'Reusing'} the endpoint for your receiver. Endpoint ID: ${endpoint.id}`);
     result.endpointId = endpoint.id;
     result.endpointCreated = endpointCreated;
+  }
+  if (options.integrationKey) {
+    result.integrationKey = await ensureIntegrationKey(options.client, app.id, {
+      rotate: options.integrationKey === 'rotate',
+    });
+    say(
+      {
+        created: 'Added an integration for Zapier to the Consumer App, with a new integration key.',
+        rotated: "Replaced the integration key of the Consumer App's integration for Zapier.",
+        kept: 'The Consumer App already has an integration for Zapier; its key is kept as it is.',
+      }[result.integrationKey.kind],
+    );
   }
   return result;
 };

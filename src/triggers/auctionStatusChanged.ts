@@ -39,6 +39,13 @@ const EXTRA_FIELDS_LIMIT = 25;
 export const ENDPOINT_DESCRIPTION =
   'Zapier: Auction Status Changed. Created when a Zap was turned on; removed when it is turned off.';
 
+/** What a person reads in Zapier when turning the Zap on or a delivery cannot go ahead (see also delivery.ts). */
+export const MESSAGES = {
+  missingTargetUrl: 'Zapier did not provide an address to send auction events to. Turn the Zap on again.',
+  missingSubscription:
+    "This Zap's subscription is missing its signing secret, so deliveries cannot be checked. Turn the Zap off and on again.",
+};
+
 /** The event type is missing, and this connection's key may not register it. */
 export const EVENT_TYPE_NOT_PERMITTED =
   `The ${EVENT_TYPE_NAME} event type is not registered in your provider account, and this connection's key may not register it (an integration key cannot). ` +
@@ -77,11 +84,7 @@ const performSubscribe = async (z: ZObject, bundle: Bundle): Promise<SubscribeDa
   const caller = callerOf(z, bundle, 'zap-editor');
   const targetUrl = bundle.targetUrl;
   if (!targetUrl) {
-    throw new z.errors.Error(
-      'Zapier did not provide an address to send auction events to. Turn the Zap on again.',
-      'MissingTargetUrl',
-      400,
-    );
+    throw new z.errors.Error(MESSAGES.missingTargetUrl, 'MissingTargetUrl', 400);
   }
   const endpoint = await subscribeEndpoint(caller, targetUrl);
   const checkedAt = Date.now();
@@ -110,11 +113,7 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
   if (bundle.rawRequest === undefined || bundle.rawRequest === null) return performList(z, bundle);
   const stored = SubscribeData.decode(bundle.subscribeData);
   if (!isRight(stored)) {
-    throw new z.errors.Error(
-      "This Zap's subscription is missing its signing secret, so deliveries cannot be checked. Turn the Zap off and on again.",
-      'MissingSubscription',
-      400,
-    );
+    throw new z.errors.Error(MESSAGES.missingSubscription, 'MissingSubscription', 400);
   }
   const subscription = stored.right;
   const raw = RawRequest.decode(bundle.rawRequest);
@@ -165,12 +164,12 @@ const filtersOf = (z: ZObject, bundle: Bundle): Filters => {
 };
 
 const performList = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {
+  const filters = filtersOf(z, bundle);
   const { items, firstProblem } = await recentEvents(z, bundle);
   if (items.length === 0 && firstProblem !== undefined) {
     throw new z.errors.Error(firstProblem, 'InvalidPayload', 400);
   }
   if (items.length === 0) return [auctionStatusChangedSample];
-  const filters = filtersOf(z, bundle);
   return items.filter((item) => passesFilters(item, filters));
 };
 

@@ -8,6 +8,10 @@ import { decodePayload } from './delivery';
 /** How many recent messages are read from the provider's log (its maximum page is 250). */
 export const RECENT_LIMIT = 50;
 
+/** A message of the log without a valid time: the provider's answer was not what it documents. */
+export const NO_TIME =
+  "A recent auction event in your Consumer App's log has no valid time, so it could not be shown. If this keeps happening, contact this integration's support.";
+
 export interface RecentEvents {
   /** Decoded and mapped exactly as a live delivery is, newest first. */
   items: AuctionStatusChangedItem[];
@@ -31,7 +35,7 @@ export const recentEvents = async (z: ZObject, bundle: Bundle, limit = RECENT_LI
     const payload = await decodePayload(message.payload);
     const createdAtMs = Date.parse(message.timestamp);
     if (!payload.ok || Number.isNaN(createdAtMs)) {
-      firstProblem ??= payload.ok ? 'A recent auction event has no valid time.' : payload.message;
+      firstProblem ??= payload.ok ? NO_TIME : payload.message;
       continue;
     }
     const occurredAtMs = eventTimeMs(message.id, createdAtMs);

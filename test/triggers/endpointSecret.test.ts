@@ -6,7 +6,8 @@ import { newId } from '../../src/sandbox/emulator/store';
 import { ProviderClient } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
 import { SubscribeData } from '../../src/triggers/delivery';
-import { knownSecretKey, secretSettings } from '../../src/triggers/endpointSecret';
+import { CLAIM_TTL_SECONDS } from '../../src/triggers/claim';
+import { knownSecretKey, rereadLockKey, secretSettings } from '../../src/triggers/endpointSecret';
 import { failure, newSecret, payload, signedRequest } from '../helpers/fixtures';
 import { IDENTITY, usePlatform } from '../helpers/platform';
 
@@ -94,6 +95,28 @@ describe("the endpoint's current secret", () => {
     expect(zapier().platform.peek(IDENTITY, knownSecretKey(zap.id))).toEqual(
       expect.objectContaining({ secret: rotated }),
     );
+  });
+
+  it('keeps what it read in z.cache, scoped to the connection, behind a short lock taken with nx', async () => {
+    const rotated = await rotate(0);
+    zapier().platform.resetCalls();
+    await expect(deliver([rotated])).resolves.toHaveLength(1);
+    const calls = zapier()
+      .calls()
+      .filter((call) => call.key === knownSecretKey(zap.id) || call.key === rereadLockKey(zap.id));
+    expect(calls).toEqual([
+      expect.objectContaining({ method: 'zcache_get', key: knownSecretKey(zap.id), scope: ['auth'] }),
+      expect.objectContaining({ method: 'zcache_set', key: rereadLockKey(zap.id), ttl: 15, scope: ['auth'], nx: true }),
+      expect.objectContaining({ method: 'zcache_get', key: knownSecretKey(zap.id), scope: ['auth'] }),
+      expect.objectContaining({
+        method: 'zcache_set',
+        key: knownSecretKey(zap.id),
+        ttl: CLAIM_TTL_SECONDS,
+        scope: ['auth'],
+        nx: false,
+      }),
+      expect.objectContaining({ method: 'zcache_delete', key: rereadLockKey(zap.id), scope: ['auth'] }),
+    ]);
   });
 
   it('during a grace period, deliveries signed with both secrets run without a read', async () => {

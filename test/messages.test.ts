@@ -1,0 +1,140 @@
+import { EVENT_TYPE_NOT_PERMITTED, MESSAGES } from '../src/triggers/auctionStatusChanged';
+import { appNotFound, ENDPOINT_MESSAGES } from '../src/provider/api';
+import { readConnection, APP_ID_HELP } from '../src/provider/connection';
+import {
+  describeNotJson,
+  describeStatus,
+  describeUnexpectedShape,
+  describeUnreachable,
+  READERS,
+  type Reader,
+} from '../src/provider/failures';
+import { checkServerUrl } from '../src/provider/serverUrl';
+import { decodePayload, parseBody, refusalMessage, type DeliveryRefusal } from '../src/triggers/delivery';
+import { FILTER_LABELS, unreadableFilter, type FilterField } from '../src/triggers/filters';
+import { NO_TIME } from '../src/triggers/recentEvents';
+import { API_KEY } from './helpers/fixtures';
+
+/**
+ * Every message, rendered in each place it can be read: in Zapier (the Zap
+ * editor, a Zap run's history) it says what to do in Zapier or whom to ask,
+ * and never mentions npm or a terminal; from the set-up it says what to run;
+ * a message promises a retry only where something retries.
+ */
+
+const STATUSES = [400, 401, 403, 404, 409, 413, 418, 422, 429, 500, 502, 503];
+const CAUSES: unknown[] = [
+  { type: 'request-timeout' },
+  { code: 'ECONNREFUSED' },
+  { code: 'ENOTFOUND' },
+  new Error('socket hang up'),
+];
+const BODY_422 = { detail: [{ loc: ['body', 'url'], msg: 'invalid', type: 'value_error' }] };
+
+/** Every provider failure message for one reader. */
+const providerMessages = (reader: Reader): string[] => [
+  ...STATUSES.map(
+    (status) =>
+      describeStatus(
+        status,
+        status === 422 ? BODY_422 : { code: 'x', detail: 'x' },
+        { action: 'doing it', reader },
+        '30',
+      ).message,
+  ),
+  describeStatus(429, {}, { action: 'doing it', reader }).message,
+  describeNotJson('doing it', reader).message,
+  describeUnexpectedShape('doing it', ['ApplicationOut.name: expected text'], reader).message,
+  ...CAUSES.map((cause) => describeUnreachable('doing it', 'https://api.svix.com', cause, reader).message),
+];
+
+const FILTER_FIELDS: FilterField[] = ['statuses', 'auctioneerUuid', 'skipOutdated'];
+
+const REFUSALS: DeliveryRefusal[] = [
+  'no-body',
+  'missing-headers',
+  'bad-timestamp',
+  'too-old',
+  'too-new',
+  'no-valid-signature',
+  'unchecked-signature',
+];
+
+const connectionMessages = [
+  { apiKey: '', appId: 'app_x' },
+  { apiKey: 'k', appId: 'not-an-app-id' },
+  { apiKey: 'k', appId: 'app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9', serverUrl: 'not a url' },
+  { apiKey: 'k', appId: 'app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9', serverUrl: 'http://example.com' },
+  { apiKey: 'k', appId: 'app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9', serverUrl: 'https://u:p@example.com' },
+  { apiKey: 'k', appId: 'app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9', serverUrl: 'ftp://example.com' },
+].map((authData) => {
+  const result = readConnection(authData);
+  return result.ok ? '' : result.message;
+});
+
+/** Everything a person may read in Zapier, from the app's own wording. */
+const zapierMessages = async (): Promise<string[]> => {
+  const invalid = await decodePayload({ status: 1 });
+  const notJson = parseBody('<html>');
+  const connection = { apiKey: API_KEY, appId: 'app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9', baseUrl: 'https://api.svix.com' };
+  return [
+    ...READERS.filter((reader) => reader !== 'setup').flatMap(providerMessages),
+    ...REFUSALS.map(refusalMessage),
+    ...FILTER_FIELDS.map(unreadableFilter),
+    ...Object.values(MESSAGES),
+    ...Object.values(ENDPOINT_MESSAGES),
+    EVENT_TYPE_NOT_PERMITTED,
+    appNotFound(connection),
+    appNotFound({ ...connection, apiKey: 'integsk_abc' }),
+    APP_ID_HELP,
+    NO_TIME,
+    ...connectionMessages,
+    invalid.ok ? '' : invalid.message,
+    notJson.ok ? '' : notJson.message,
+  ];
+};
+
+const TERMINAL = /\bnpm\b|terminal|command line|--[a-z]|\brun the set-up again\b/i;
+
+describe('messages, where they are read', () => {
+  it('has something to render', async () => {
+    expect(FILTER_FIELDS).toEqual(Object.keys(FILTER_LABELS));
+    expect((await zapierMessages()).length).toBeGreaterThan(60);
+    expect((await zapierMessages()).every((message) => message.length > 30)).toBe(true);
+  });
+
+  it('in Zapier: what to do in Zapier, or whom to ask; never npm or a terminal', async () => {
+    for (const message of await zapierMessages()) expect(message).not.toMatch(TERMINAL);
+  });
+
+  it('from the set-up: what to run, and nothing about reconnecting in Zapier', () => {
+    for (const message of providerMessages('setup')) {
+      expect(message).not.toMatch(/Zapier|Zap\b|reconnect/i);
+    }
+    const refused = describeStatus(401, {}, { action: 'x', reader: 'setup' }).message;
+    expect(refused).toMatch(/run the set-up again/);
+    for (const url of ['not a url', 'http://example.com', 'ftp://example.com']) {
+      const checked = checkServerUrl(url, 'setup');
+      expect(checked.ok ? '' : checked.problem).toMatch(/--server-url/);
+    }
+  });
+
+  it('promises a retry only where something retries: nowhere does Zapier resend a delivery', async () => {
+    for (const message of [...(await zapierMessages()), ...providerMessages('setup')]) {
+      expect(message).not.toMatch(/Zapier will (try|retry)|will (be )?(tried|try) again/i);
+    }
+    // In a Zap run nothing can be tried again: the event did not run, and the message says so.
+    for (const message of providerMessages('zap-run').filter((text) => /temporary|Could not reach/.test(text))) {
+      expect(message).toMatch(/The Zap did not run for this event/);
+      expect(message).not.toMatch(/try again/i);
+    }
+  });
+
+  it("does not blame the sender's clock for a signing time out of the window", () => {
+    for (const refusal of REFUSALS) expect(refusalMessage(refusal)).not.toMatch(/clock/i);
+  });
+
+  it('never carries a key', async () => {
+    for (const message of await zapierMessages()) expect(message).not.toContain(API_KEY);
+  });
+});

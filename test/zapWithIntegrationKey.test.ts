@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import app from '../src';
+import { ApplicationOut, EndpointSecretOut } from '../src/provider/codecs';
+import { AuctionBackEnd } from '../src/sandbox/auctions';
+import { ProviderEmulator } from '../src/sandbox/emulator';
+import { HookRunner } from '../src/sandbox/hookRunner';
+import { PlatformStandIn, platformInvoker } from '../src/sandbox/platform';
+import { ProviderClient } from '../src/setup/client';
+import { ensureIntegrationKey } from '../src/setup/integrationKey';
+import { runSetup } from '../src/setup/setup';
+import { errorDetails } from './helpers/fixtures';
+
+/**
+ * A whole Zap's life connected with an app-scoped integration key, made by
+ * the set-up, against the provider emulator (which enforces the scope): the
+ * connection test, the dropdowns, Test trigger, turning the Zap on, deliveries,
+ * a rotated endpoint secret read back, and turning it off.
+ */
+
+const ACCOUNT_KEY = `testsk_${randomBytes(8).toString('hex')}`;
+let emulator: ProviderEmulator;
+let platform: PlatformStandIn;
+let serverUrl: string;
+let account: ProviderClient;
+
+beforeEach(async () => {
+  emulator = new ProviderEmulator({ apiKey: ACCOUNT_KEY });
+  platform = new PlatformStandIn();
+  serverUrl = await emulator.start();
+  await platform.start();
+  account = new ProviderClient({ baseUrl: serverUrl, apiKey: ACCOUNT_KEY });
+});
+afterEach(async () => {
+  await emulator.stop();
+  await platform.stop();
+});
+
+const integrationKeyFor = async (appName: string): Promise<{ appId: string; key: string }> => {
+  const setup = await runSetup({ client: account, appName, integrationKey: 'ensure' });
+  const outcome = setup.integrationKey;
+  if (outcome?.kind !== 'created') throw new Error('the set-up made no integration key');
+  return { appId: setup.appId, key: outcome.key };
+};
+
+const invoker = () => platformInvoker({ app, platform, identity: { authId: 'integration', userId: 'someone' } });
+
+describe('a Zap connected with an integration key', () => {
+  it('lives its whole life with a key that works inside its own Consumer App only', async () => {
+    const { appId, key } = await integrationKeyFor('Integration Key House');
+    expect(key).toMatch(/^integsk_/);
+    const authData = { apiKey: key, appId, serverUrl };
+    const invoke = invoker();
+
+    await expect(invoke('authentication.test', { authData })).resolves.toEqual(
+      expect.objectContaining({ id: appId, name: 'Integration Key House' }),
+    );
+
+    const runner = new HookRunner({ app, platform, authData });
+    await runner.start();
+    try {
+      const requestsBefore = emulator.stats().requests;
+      const zap = await runner.turnOn('Every status change');
+      // The event type exists (the set-up registered it): one call, allowed for the key.
+      expect(emulator.stats().requests - requestsBefore).toBe(1);
+
+      const backEnd = new AuctionBackEnd(account, appId);
+      for (let index = 0; index < 4; index += 1) await backEnd.emitNext(2);
+      await emulator.idle();
+      await runner.idle();
+      expect(runner.runs.filter((run) => run.outcome === 'ran')).toHaveLength(4);
+
+      // The endpoint's secret is rotated at once: perform reads it back with the integration key.
+      const path = `/api/v1/app/${appId}/endpoint/${zap.subscribeData.id}/secret`;
+      await account.call({ method: 'POST', path: `${path}/rotate`, body: { gracePeriodSeconds: 0 }, action: 'rotate' });
+      const rotated = account.decode(
+        EndpointSecretOut,
+        (await account.call({ method: 'GET', path, action: 'read' })).body,
+        'read',
+      ).key;
+      expect(rotated).not.toBe(zap.subscribeData.secret);
+      await backEnd.emitNext(2);
+      await emulator.idle();
+      await runner.idle();
+      expect(runner.runs.filter((run) => run.outcome === 'ran')).toHaveLength(5);
+
+      const listed = await invoke('triggers.auction_status_changed.operation.performList', { authData, inputData: {} });
+      expect(Array.isArray(listed) ? listed.length : 0).toBe(5);
+      const statuses = await invoke('triggers.recent_statuses.operation.perform', { authData, inputData: {} });
+      expect(Array.isArray(statuses) ? statuses.length : 0).toBeGreaterThan(0);
+      const auctioneers = await invoke('triggers.recent_auctioneers.operation.perform', { authData, inputData: {} });
+      expect(Array.isArray(auctioneers) ? auctioneers.length : 0).toBeGreaterThan(0);
+
+      await expect(runner.turnOff(zap)).resolves.toEqual({ removed: true });
+      expect(emulator.stats().endpoints).toBe(0);
+    } finally {
+      await runner.stop();
+    }
+  });
+
+  it('says whom to ask when the event type is missing, since the key may not register it', async () => {
+    // A Consumer App made by hand, without the set-up: no event type is registered.
+    const created = await account.call({ method: 'POST', path: '/api/v1/app', body: { name: 'By Hand' }, action: 'x' });
+    const appId = account.decode(ApplicationOut, created.body, 'x').id;
+    const outcome = await ensureIntegrationKey(account, appId, { rotate: false });
+    if (outcome.kind !== 'created') throw new Error('no integration key was made');
+    const error = await invoker()('triggers.auction_status_changed.operation.performSubscribe', {
+      authData: { apiKey: outcome.key, appId, serverUrl },
+      targetUrl: 'http://127.0.0.1:9/hooks/standard/x/',
+      inputData: {},
+    }).catch((caught: unknown) => caught);
+    const details = errorDetails(error);
+    expect(details.code).toBe('EventTypeMissing');
+    expect(details.message).toMatch(/an integration key cannot/);
+    expect(details.message).toMatch(/set-up with the account's API Access Key/);
+    expect(emulator.stats().endpoints).toBe(0);
+  });
+
+  it("names the app id and the key's scope when the key belongs to another Consumer App, never the key", async () => {
+    const first = await integrationKeyFor('First House');
+    const second = await integrationKeyFor('Second House');
+    const error = await invoker()('authentication.test', {
+      authData: { apiKey: first.key, appId: second.appId, serverUrl },
+    }).catch((caught: unknown) => caught);
+    const details = errorDetails(error);
+    expect(details.code).toBe('ProviderNotFound');
+    expect(details.message).toContain(second.appId);
+    expect(details.message).toMatch(/integration key works only in the Consumer App it was made for/);
+    expect(details.message).not.toContain(first.key);
+  });
+});
