@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The built package has its own suite (npm run test:package).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/package/'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   // The network is closed in tests: every provider call is mocked or goes to loopback.
   setupFilesAfterEnv: ['<rootDir>/test/setup.ts'],

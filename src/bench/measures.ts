@@ -1,9 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Bundle, ZObject } from 'zapier-platform-core';
 import app from '../index';
 import { secretKey, sign, signedWith } from '../provider/signature';
@@ -12,14 +12,14 @@ import { AuctionBackEnd } from '../sandbox/auctions';
 import { newId, newSecret } from '../sandbox/emulator/store';
 import { ProviderEmulator } from '../sandbox/emulator';
 import { HookRunner } from '../sandbox/hookRunner';
+import { buildStaged, ROOT, run, stage } from '../package/stage';
 import { listenOnLoopback } from '../sandbox/net';
 import { PlatformStandIn, platformInvoker } from '../sandbox/platform';
 import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
 import { elapsedMs, median, pairedRatio, percentile, round, sideBySide } from './stats';
 
-/** The project's root: dist/bench/ → ../../ */
-export const ROOT = resolve(__dirname, '../..');
+export { ROOT };
 
 export interface Comparison {
   name: string;
@@ -342,63 +342,37 @@ export const verification = async (rounds: number, perRound: number): Promise<Co
 
 // ---- 4. Package size --------------------------------------------------------
 
-const run = (command: string, args: string[], cwd: string): void => {
-  const result = spawnSync(command, args, {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, npm_config_update_notifier: 'false' },
-  });
-  if (result.status !== 0)
-    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${result.stderr}${result.stdout}`);
-};
-
-/** `zapier-platform build` under Node 22, in a directory with production dependencies only. */
-const buildSize = (dir: string): number => {
-  const cli = realpathSync(join(ROOT, 'node_modules/.bin/zapier-platform'));
-  run('npx', ['-y', '-p', 'node@22', '--', 'node', cli, 'build', '--skip-validation', '--skip-dep-install'], dir);
-  return statSync(join(dir, 'build/build.zip')).size;
-};
-
-/** Writes package.json without scripts: the build must not try to compile (dist/ is already built). */
-const writeManifest = (dir: string, manifest: Record<string, unknown>): void => {
-  const { scripts, devDependencies, ...rest } = manifest;
-  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(rest, null, 2)}\n`);
-};
-
+/**
+ * The zip `npm run package` makes (the app staged with its production
+ * dependencies, built by the CLI under Node 22), against a minimal app on the
+ * same core built the same way.
+ */
 export const packageSize = (): Comparison => {
-  const manifest: unknown = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-  if (typeof manifest !== 'object' || manifest === null) throw new Error('package.json is not an object');
-  const record: Record<string, unknown> = { ...manifest };
   const coreVersion = app.platformVersion;
   const work = mkdtempSync(join(tmpdir(), 'auction-bench-'));
   try {
     const oursDir = join(work, 'ours');
+    stage(ROOT, oursDir);
     const minimalDir = join(work, 'minimal');
-    // All of dist/, as a build would see it: dependency detection keeps only what index.js requires.
-    cpSync(join(ROOT, 'dist'), join(oursDir, 'dist'), { recursive: true });
-    cpSync(join(ROOT, 'index.js'), join(oursDir, 'index.js'));
-    cpSync(join(ROOT, 'package-lock.json'), join(oursDir, 'package-lock.json'));
-    cpSync(join(ROOT, '.zapierapprc'), join(oursDir, '.zapierapprc'));
-    writeManifest(oursDir, record);
-    run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], oursDir);
-
+    mkdirSync(minimalDir);
     cpSync(join(ROOT, '.zapierapprc'), join(minimalDir, '.zapierapprc'));
-    writeManifest(minimalDir, {
+    const minimalManifest = {
       name: 'minimal-zapier-app',
       version: '1.0.0',
       main: 'index.js',
       dependencies: { 'zapier-platform-core': coreVersion },
-    });
+    };
+    writeFileSync(join(minimalDir, 'package.json'), `${JSON.stringify(minimalManifest, null, 2)}\n`);
     writeFileSync(
       join(minimalDir, 'index.js'),
       "module.exports = { version: '1.0.0', platformVersion: require('zapier-platform-core').version };\n",
     );
     run('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund'], minimalDir);
 
-    const ours = buildSize(oursDir);
-    const minimal = buildSize(minimalDir);
+    const ours = statSync(buildStaged(oursDir)).size;
+    const minimal = statSync(buildStaged(minimalDir)).size;
     return {
-      name: 'Package size: build.zip vs a minimal app on the same core',
+      name: 'Package size: build.zip (as npm run package makes it) vs a minimal app on the same core',
       ours: round(ours / 1024, 1),
       baseline: round(minimal / 1024, 1),
       unit: 'KiB',

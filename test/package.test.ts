@@ -1,0 +1,46 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main, registeredId } from '../src/package/cli';
+import { productionManifest } from '../src/package/stage';
+
+/**
+ * npm run package and npm run deploy, as far as they can be tried offline.
+ * The zip itself is tested as built by npm run test:package.
+ */
+
+const rootWith = (appRc: object): string => {
+  const root = mkdtempSync(join(tmpdir(), 'auction-deploy-'));
+  writeFileSync(join(root, '.zapierapprc'), JSON.stringify(appRc));
+  return root;
+};
+
+describe('npm run deploy', () => {
+  it('stops before building, and says what to run, when the app was never registered with Zapier', async () => {
+    const errors: string[] = [];
+    const write = jest.spyOn(process.stderr, 'write').mockImplementation((text) => {
+      errors.push(String(text));
+      return true;
+    });
+    try {
+      await expect(main(['deploy'], rootWith({ includeInBuild: [] }))).resolves.toBe(1);
+    } finally {
+      write.mockRestore();
+    }
+    expect(errors.join('')).toMatch(/not registered with Zapier yet .*zapier-platform register/s);
+  });
+
+  it('reads the id zapier-platform register writes', () => {
+    expect(registeredId(rootWith({ id: 123456, key: 'App123456' }))).toBe(123456);
+    expect(registeredId(rootWith({}))).toBeUndefined();
+  });
+});
+
+describe('npm run package', () => {
+  it('stages package.json without scripts (dist is built) or development dependencies', () => {
+    const manifest = productionManifest(join(__dirname, '..'));
+    expect(manifest).not.toHaveProperty('scripts');
+    expect(manifest).not.toHaveProperty('devDependencies');
+    expect(manifest).toHaveProperty('dependencies.zapier-platform-core', '19.1.0');
+  });
+});

@@ -1,0 +1,253 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import { EndpointOut, EndpointSecretOut } from '../../src/provider/codecs';
+import { timeOfProviderId } from '../../src/provider/ksuid';
+import { ProviderEmulator } from '../../src/sandbox/emulator';
+import { newId } from '../../src/sandbox/emulator/store';
+import { zapierHeaders } from '../../src/sandbox/hookRunner';
+import { PlatformStandIn } from '../../src/sandbox/platform';
+import { ProviderClient } from '../../src/setup/client';
+import { runSetup } from '../../src/setup/setup';
+import { SubscribeData } from '../../src/triggers/delivery';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+
+/**
+ * The zip Zapier would run (build/build.zip, made by npm run package), as
+ * Zapier runs it: unpacked, under Node 22, every invocation through its own
+ * zapierwrapper.js handler, with z.cache over core's RPC client to the
+ * platform stand-in and the provider emulator on loopback. One Zap's life.
+ */
+
+const ROOT = resolve(__dirname, '../..');
+const ZIP = join(ROOT, 'build', 'build.zip');
+const TRIGGER = 'triggers.auction_status_changed.operation';
+const KEY = 'testsk_builtPackageAccountKey';
+
+type Answer = { seq: number; ok: true; results: unknown } | { seq: number; ok: false; name: string; message: string };
+
+let child: ChildProcess;
+let emulator: ProviderEmulator;
+let platform: PlatformStandIn;
+let receiver: Receiver;
+let client: ProviderClient;
+let authData: { apiKey: string; appId: string; serverUrl: string };
+let zap: SubscribeData;
+const secrets: string[] = [];
+const waiting = new Map<number, (answer: Answer) => void>();
+let seq = 0;
+
+const isAnswer = (message: unknown): message is Answer =>
+  typeof message === 'object' && message !== null && 'seq' in message && typeof message.seq === 'number';
+
+/** One invocation of the zip's handler, as the platform makes it. */
+const execute = (method: string, bundle: object): Promise<Answer> => {
+  seq += 1;
+  const event = {
+    command: 'execute',
+    method,
+    bundle: { authData, ...bundle },
+    ...platform.eventFor({ authId: 'built-package', userId: 'someone' }),
+  };
+  const answered = new Promise<Answer>((done) => waiting.set(seq, done));
+  child.send({ seq, event });
+  return answered;
+};
+
+const results = async (method: string, bundle: object): Promise<unknown> => {
+  const answer = await execute(method, bundle);
+  if (!answer.ok) throw new Error(`${answer.name}: ${answer.message}`);
+  return answer.results;
+};
+
+/** Sends an event through the provider and takes the delivery the receiver got, as Zapier hands it to perform. */
+const emit = async (status: string): Promise<{ messageId: string; bundle: object }> => {
+  const before = receiver.received.length;
+  await client.call({
+    method: 'POST',
+    path: `/api/v1/app/${authData.appId}/msg`,
+    body: {
+      eventType: 'AUCTION_STATUS_CHANGE',
+      payload: { auctioneerUuid: 'auctioneer-1', auctionUuid: 'auction-1', status },
+    },
+    action: 'sending an event',
+  });
+  await emulator.idle();
+  const delivery = receiver.received[before];
+  if (!delivery) throw new Error('the receiver got no delivery');
+  const headers = zapierHeaders(delivery.headers);
+  const messageId = headers['Http-Svix-Id'] ?? '';
+  return { messageId, bundle: deliveryBundle(headers, delivery.body) };
+};
+
+const deliveryBundle = (headers: Record<string, string>, content: string) => ({
+  subscribeData: zap,
+  inputData: {},
+  targetUrl: receiver.url,
+  rawRequest: { method: 'POST', querystring: '', headers, content },
+  cleanedRequest: JSON.parse(content),
+});
+
+const countItems = (value: unknown): number => (Array.isArray(value) ? value.length : -1);
+
+beforeAll(async () => {
+  if (!existsSync(ZIP)) throw new Error('build/build.zip is missing: run npm run package (npm run test:package does).');
+  const node22 = execFileSync('npx', ['-y', '-p', 'node@22', '--', 'node', '-p', 'process.execPath'], {
+    encoding: 'utf8',
+  })
+    .trim()
+    .split('\n')
+    .pop();
+  if (!node22) throw new Error('no Node 22 from the npm registry');
+  child = spawn(node22, [join(__dirname, 'harness.cjs'), ZIP], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  await new Promise<void>((ready, failed) => {
+    child.once('message', (message: unknown) => {
+      const node = typeof message === 'object' && message !== null && 'node' in message ? String(message.node) : '';
+      if (node.startsWith('v22.')) ready();
+      else failed(new Error(`the harness runs on ${node}, not Node 22`));
+    });
+    child.once('exit', (code) => failed(new Error(`the harness exited (${code})`)));
+  });
+  child.on('message', (message: unknown) => {
+    if (!isAnswer(message)) return;
+    waiting.get(message.seq)?.(message);
+    waiting.delete(message.seq);
+  });
+
+  emulator = new ProviderEmulator({ apiKey: KEY });
+  platform = new PlatformStandIn({ delayMs: 2 });
+  const serverUrl = await emulator.start();
+  await platform.start();
+  receiver = await startReceiver();
+  client = new ProviderClient({ baseUrl: serverUrl, apiKey: KEY });
+  const { appId } = await runSetup({ client, appName: 'Built Package House' });
+  authData = { apiKey: KEY, appId, serverUrl };
+}, 240_000);
+
+afterAll(async () => {
+  child?.disconnect();
+  await receiver?.close();
+  await emulator?.stop();
+  await platform?.stop();
+});
+
+describe('the built package, as Zapier runs it', () => {
+  it('answers the definition command with the trigger', async () => {
+    seq += 1;
+    const answered = new Promise<Answer>((done) => waiting.set(seq, done));
+    child.send({ seq, event: { command: 'definition' } });
+    const answer = await answered;
+    expect(answer.ok).toBe(true);
+    expect(JSON.stringify(answer.ok ? answer.results : {})).toContain('"auction_status_changed"');
+  });
+
+  it('tests the connection', async () => {
+    await expect(results('authentication.test', {})).resolves.toEqual({
+      id: authData.appId,
+      name: 'Built Package House',
+    });
+  });
+
+  it('subscribes with one provider call, and learns the cache honours nx', async () => {
+    const before = emulator.stats().requests;
+    const subscribed = SubscribeData.decode(
+      await results(`${TRIGGER}.performSubscribe`, { targetUrl: receiver.url, inputData: {} }),
+    );
+    if (subscribed._tag !== 'Right') throw new Error('subscribe returned no endpoint');
+    zap = subscribed.right;
+    expect(emulator.stats().requests - before).toBe(1);
+    expect(zap).toEqual(
+      expect.objectContaining({ id: expect.stringMatching(/^ep_/), secret: expect.stringMatching(/^whsec_/) }),
+    );
+    expect(zap.cacheHonoursNx).toBe(true);
+    secrets.push(zap.secret);
+    const endpoint = client.decode(
+      EndpointOut,
+      (await client.call({ method: 'GET', path: `/api/v1/app/${authData.appId}/endpoint/${zap.id}`, action: 'x' }))
+        .body,
+      'x',
+    );
+    expect(endpoint.eventTypes).toEqual(['AUCTION_STATUS_CHANGE']);
+  });
+
+  let first: { messageId: string; bundle: object };
+
+  it('runs a signed delivery, with the time of the event', async () => {
+    first = await emit('OPEN_FOR_BIDDING');
+    const items = await results(`${TRIGGER}.perform`, first.bundle);
+    expect(items).toEqual([
+      expect.objectContaining({ id: first.messageId, auctionUuid: 'auction-1', status: 'OPEN_FOR_BIDDING' }),
+    ]);
+    const createdAt = timeOfProviderId(first.messageId) ?? 0;
+    expect(items).toEqual([
+      expect.objectContaining({
+        occurredAt: new Date(Math.floor(createdAt / 1000) * 1000).toISOString().replace('.000Z', '+00:00'),
+      }),
+    ]);
+  });
+
+  it('does not run a redelivery', async () => {
+    await expect(results(`${TRIGGER}.perform`, first.bundle)).resolves.toEqual([]);
+  });
+
+  it('runs 12 simultaneous deliveries of one message exactly once', async () => {
+    const { bundle } = await emit('BIDDING_CLOSED');
+    const all = await Promise.all(Array.from({ length: 12 }, () => results(`${TRIGGER}.perform`, bundle)));
+    expect(all.map(countItems).sort()).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+  });
+
+  it('after an immediate rotation, runs deliveries signed with the new secret and refuses the old one', async () => {
+    const path = `/api/v1/app/${authData.appId}/endpoint/${zap.id}/secret`;
+    await client.call({ method: 'POST', path: `${path}/rotate`, body: { gracePeriodSeconds: 0 }, action: 'x' });
+    secrets.push(
+      client.decode(EndpointSecretOut, (await client.call({ method: 'GET', path, action: 'x' })).body, 'x').key,
+    );
+    const fresh = await emit('LOTS_SOLD');
+    await expect(results(`${TRIGGER}.perform`, fresh.bundle)).resolves.toHaveLength(1);
+
+    const messageId = newId('msg');
+    const body = JSON.stringify({ auctioneerUuid: 'auctioneer-1', auctionUuid: 'auction-1', status: 'LOTS_SOLD' });
+    const now = new Date();
+    const signature = new Webhook(zap.secret.replace(/^whsec_/, '')).sign(messageId, now, body);
+    const old = deliveryBundle(
+      {
+        'Http-Svix-Id': messageId,
+        'Http-Svix-Timestamp': String(Math.floor(now.getTime() / 1000)),
+        'Http-Svix-Signature': signature,
+      },
+      body,
+    );
+    const refused = await execute(`${TRIGGER}.perform`, old);
+    expect(refused.ok).toBe(false);
+    expect(refused.ok ? '' : refused.name).toBe('HaltedError');
+  });
+
+  it('lists recent events for Test trigger, newest first, and answers as it when run with no delivery', async () => {
+    const listed = await results(`${TRIGGER}.performList`, { inputData: {} });
+    expect(Array.isArray(listed) ? listed.map((item: unknown) => Reflect.get(Object(item), 'status')) : []).toEqual([
+      'LOTS_SOLD',
+      'BIDDING_CLOSED',
+      'OPEN_FOR_BIDDING',
+    ]);
+    await expect(results(`${TRIGGER}.perform`, { inputData: {} })).resolves.toEqual(listed);
+  });
+
+  it('unsubscribes, leaving no endpoint', async () => {
+    await expect(
+      results(`${TRIGGER}.performUnsubscribe`, { subscribeData: zap, targetUrl: receiver.url, inputData: {} }),
+    ).resolves.toEqual({ removed: true });
+    expect(emulator.stats().endpoints).toBe(0);
+  });
+
+  it("sent nothing secret to the platform's logs", () => {
+    expect(platform.logLines.length).toBeGreaterThan(0);
+    const logged = JSON.stringify(platform.logLines);
+    for (const secret of [KEY, ...secrets, ...secrets.map((value) => value.replace(/^whsec_/, ''))]) {
+      expect(logged).not.toContain(secret);
+    }
+  });
+});
