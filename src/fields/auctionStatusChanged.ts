@@ -118,5 +118,6 @@ export const auctionStatusChangedSample: AuctionStatusChangedFields = toTriggerI
     auctioneerUuid: '0e7c2f44-3b8e-4f6d-a1d2-9c5b8e7a4f20',
     status: 'OPEN_FOR_BIDDING',
   },
-  { messageId: 'msg_2nQ8sVx4YbK1tLmP0cRz7hJwE3a', occurredAtMs: Date.UTC(2026, 10, 22, 9, 30, 0) },
+  // A message id as the provider makes them: it says when the event happened (the time below).
+  { messageId: 'msg_3MSN2JDsvJW4XNEMzggy1WnjNfx', occurredAtMs: Date.UTC(2026, 10, 22, 9, 30, 0) },
 );

@@ -32,6 +32,16 @@ export const CLAIM_TTL_SECONDS = SIGNING_WINDOW.maxAgeSeconds + CLOCK_ALLOWANCE_
 
 export const claimKey = (endpointId: string, messageId: string): string => `seen:${endpointId}:${messageId}`;
 
+/** Random per process, so tokens never repeat across Zapier's processes; counted within one. */
+const PROCESS_TOKEN = randomBytes(12).toString('base64url');
+let tokens = 0;
+
+/** A value no other invocation writes: this process's token and a count. */
+export const invocationToken = (): string => {
+  tokens += 1;
+  return `${PROCESS_TOKEN}.${tokens}`;
+};
+
 /**
  * Whether the cache honours `nx`. Zapier's does (Redis's SET NX answers null
  * when the key exists); the local tester's mock ignores it and answers true
@@ -65,25 +75,28 @@ export const probeNx = async (z: ZObject): Promise<boolean | undefined> => {
  * claim as a duplicate, and nothing at all as a refusal to store (`false`,
  * for instance over the cache's rate limit), which must not drop the event.
  */
-export const claimMessage = async (
+export const claimMessage = (
   z: ZObject,
   endpointId: string,
   messageId: string,
   cacheHonoursNx: boolean | undefined,
 ): Promise<boolean> => {
   const key = claimKey(endpointId, messageId);
-  if (cacheHonoursNx !== true) {
-    const earlier = await cacheGet(z, key).catch(() => undefined);
-    if (earlier !== undefined) return false;
-  }
-  const token = randomBytes(9).toString('base64url');
-  let stored: unknown;
-  try {
-    stored = await cacheSet(z, key, token, CLAIM_TTL_SECONDS, true);
-  } catch {
-    return true;
-  }
-  if (stored === true) return true;
-  const holder = await cacheGet(z, key).catch(() => undefined);
-  return holder === undefined || holder === token;
+  const token = invocationToken();
+  // Promise chains rather than async layers: the platform tracks every promise a delivery makes.
+  const claim = (): Promise<boolean> =>
+    cacheSet(z, key, token, CLAIM_TTL_SECONDS, true).then(
+      (stored) =>
+        stored === true ||
+        cacheGet(z, key).then(
+          (holder) => holder === undefined || holder === token,
+          () => true,
+        ),
+      () => true,
+    );
+  if (cacheHonoursNx === true) return claim();
+  return cacheGet(z, key).then(
+    (earlier) => (earlier === undefined ? claim() : false),
+    () => claim(),
+  );
 };

@@ -4,6 +4,7 @@ import type { ZObject } from 'zapier-platform-core';
 // The event's own modules, not the models index: a delivery loads only what it uses.
 import { AuctionStatusChange } from '../models/AuctionStatusChange';
 import { flattenExtras, mentionsModel, type ExtraFields } from '../fields/extraFields';
+import type * as PublishedModels from '../fields/models';
 import { describeDecodeErrors } from '../models/decode';
 import { withoutBundle } from '../provider/request';
 import type { Refusal } from '../provider/signature';
@@ -69,7 +70,7 @@ const NO_EXTRAS: ExtraFields = { values: {}, labels: {} };
  * names the fields, never their values), and every other field it carries
  * as extra Zap fields, which never stop the Zap.
  */
-export const decodePayload = async (body: unknown): Promise<PayloadResult> => {
+export const decodePayload = (body: unknown): PayloadResult => {
   const decoded = AuctionStatusChange.decode(body);
   if (!isRight(decoded)) {
     const problems = describeDecodeErrors(decoded.left);
@@ -84,10 +85,15 @@ export const decodePayload = async (body: unknown): Promise<PayloadResult> => {
     return { ok: true, payload: decoded.right, extras: NO_EXTRAS };
   }
   const event = Object.fromEntries(Object.entries(body));
-  // The published models are loaded only for an event that carries one.
-  const mapModel = mentionsModel(event) ? (await import('../fields/models')).mapPublishedModel : undefined;
-  return { ok: true, payload: decoded.right, extras: flattenExtras(event, PROMISED, mapModel) };
+  return {
+    ok: true,
+    payload: decoded.right,
+    extras: flattenExtras(event, PROMISED, mentionsModel(event) ? publishedModels().mapPublishedModel : undefined),
+  };
 };
+
+/** The published models, loaded only for an event that carries one: most deliveries never need them. */
+const publishedModels = (): typeof PublishedModels => require('../fields/models');
 
 /** Parses a raw JSON body; a body that is not JSON is a plain error. */
 export const parseBody = (content: string): { ok: true; body: unknown } | { ok: false; message: string } => {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
 import type { ZObject } from 'zapier-platform-core';
@@ -6,7 +5,7 @@ import { getEndpointSecret } from '../provider/api';
 import type { Caller } from '../provider/request';
 import { signedWith } from '../provider/signature';
 import { cacheDelete, cacheGet, cacheSet } from './cache';
-import { CLAIM_TTL_SECONDS, probeNx } from './claim';
+import { CLAIM_TTL_SECONDS, invocationToken, probeNx } from './claim';
 
 /**
  * Which signing secret a delivery is checked against. Deliveries are verified
@@ -133,12 +132,29 @@ export type SignatureCheck =
   /** `no-match`: a read of the secret made after the delivery was signed does not match it. `unchecked`: no such read could be made in time. */
   | { verified: false; why: 'no-match' | 'unchecked' };
 
+/**
+ * `caller` gives what a read of the secret from the provider needs; it is
+ * asked for only when one is made, so a delivery that verifies pays nothing
+ * for it.
+ */
+/**
+ * The usual case, without a promise (each costs on the platform, which tracks
+ * them all): this process read the secret lately, and the delivery matches it.
+ */
+export const matchesKnownSecret = (subscription: Subscription, delivery: SignedParts): KnownSecret | undefined => {
+  const known = memory.get(subscription.id);
+  if (!known || Date.now() - known.checkedAt > secretSettings.staleAfterMs) return undefined;
+  return signedWith(known.secret, delivery.id, delivery.timestamp, delivery.signature, delivery.body)
+    ? known
+    : undefined;
+};
+
 export const checkSignature = async (
-  caller: Caller,
+  z: ZObject,
+  caller: () => Caller,
   subscription: Subscription,
   delivery: SignedParts,
 ): Promise<SignatureCheck> => {
-  const { z } = caller;
   const endpointId = subscription.id;
   const arrivedAt = Date.now();
   const matches = (known: KnownSecret) =>
@@ -175,7 +191,7 @@ export const checkSignature = async (
     if (!fallback && known.checkedAt >= conclusiveFrom) return { verified: false, why: 'no-match' };
     let read: KnownSecret | 'busy' | 'limited';
     try {
-      read = await reread(caller, endpointId, known);
+      read = await reread(z, caller, endpointId, known);
     } catch (error) {
       // The provider could not be asked: a stale secret that matches is better than a lost event.
       if (fallback) return { verified: true, known: fallback };
@@ -203,11 +219,11 @@ export const checkSignature = async (
  * allowance has a read left and no other invocation is reading it now.
  */
 const reread = async (
-  caller: Caller,
+  z: ZObject,
+  caller: () => Caller,
   endpointId: string,
   known: KnownSecret,
 ): Promise<KnownSecret | 'busy' | 'limited'> => {
-  const { z } = caller;
   // A flood of forgeries stops here: this process has already seen the allowance run out.
   if (tokensAt(known, Date.now()) < 1) return 'limited';
   const lock = rereadLockKey(endpointId);
@@ -224,7 +240,10 @@ const reread = async (
     const rereads = { tokens: tokens - 1, at: startedAt };
     let secret: string;
     try {
-      secret = await getEndpointSecret(caller, endpointId, { timeoutMs: secretSettings.readTimeoutMs, attempts: 2 });
+      secret = await getEndpointSecret(caller(), endpointId, {
+        timeoutMs: secretSettings.readTimeoutMs,
+        attempts: 2,
+      });
     } catch (error) {
       const spent = remember(endpointId, { ...latest, rereads });
       await writeShared(z, endpointId, spent);
@@ -250,7 +269,7 @@ const reread = async (
  * still bounded by this process's allowance.
  */
 const takeLock = async (z: ZObject, lock: string): Promise<boolean> => {
-  const token = randomBytes(9).toString('base64url');
+  const token = invocationToken();
   let stored: unknown;
   try {
     stored = await cacheSet(z, lock, token, LOCK_TTL_SECONDS, true);

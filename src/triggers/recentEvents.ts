@@ -32,7 +32,7 @@ export const recentEvents = async (z: ZObject, bundle: Bundle, limit = RECENT_LI
   let firstProblem: string | undefined;
   for (const message of messages) {
     if (message.eventType !== EVENT_TYPE_NAME) continue;
-    const payload = await decodePayload(message.payload);
+    const payload = decodePayload(message.payload);
     const createdAtMs = Date.parse(message.timestamp);
     if (!payload.ok || Number.isNaN(createdAtMs)) {
       firstProblem ??= payload.ok ? NO_TIME : payload.message;

@@ -1,6 +1,7 @@
 import {
   auctionStatusChangedOutputFields,
   auctionStatusChangedSample,
+  eventTimeMs,
   isoWithOffset,
   statusLabel,
   toTriggerItem,
@@ -29,8 +30,10 @@ describe('trigger fields', () => {
     });
   });
 
-  it('gives the sample a message id shaped like a live one', () => {
+  it('gives the sample a message id shaped like a live one, which carries its Occurred At', () => {
     expect(auctionStatusChangedSample.id).toMatch(/^msg_[A-Za-z0-9]{27}$/);
+    const occurredAt = Date.parse(auctionStatusChangedSample.occurredAt);
+    expect(eventTimeMs(auctionStatusChangedSample.id, occurredAt + 60_000)).toBe(occurredAt);
   });
 
   it.each([

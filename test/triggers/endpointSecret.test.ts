@@ -189,7 +189,8 @@ describe('reads of the secret are limited per endpoint', () => {
   });
 
   it('forgeries one after another: a burst of 3 reads, then none until the allowance refills', async () => {
-    secretSettings.waitMs = 500;
+    // Each later forgery waits 1.5 s for the allowance: a refill faster than one per 10 s would show.
+    secretSettings.waitMs = 1_500;
     for (let index = 0; index < 6; index += 1) {
       expect((await failure(deliver([newSecret()]))).name).toBe('HaltedError');
     }
