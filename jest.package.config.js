@@ -6,5 +6,7 @@
 module.exports = {
   ...require('./jest.config.js'),
   roots: ['<rootDir>/test/package'],
-  testPathIgnorePatterns: [],
+  testPathIgnorePatterns: ['/node_modules/'],
+  // Each step runs in a Node 22 child process against servers on loopback.
+  testTimeout: 30_000,
 };
