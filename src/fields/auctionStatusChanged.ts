@@ -74,13 +74,18 @@ export interface EventEnvelope {
   occurredAtMs: number;
 }
 
-/** Payload fields that would take one of the integration's own keys are kept under `payload__<key>`. */
-const RENAMED_PREFIX = 'payload__';
+/**
+ * The key an extra field gets in the item: one that would take a key of the
+ * integration's own fields is kept under `payload__<key>` instead.
+ */
+export const extraItemKey = (key: string): string =>
+  Object.prototype.hasOwnProperty.call(auctionStatusChangedSample, key) ? `payload__${key}` : key;
 
 /**
  * Maps a decoded payload, its extra fields and its envelope to the trigger
- * item. Every documented key is always present; no payload field overwrites
- * one of them.
+ * item. Every documented key is always present, and no payload field
+ * overwrites one of them; of two extra fields given the same key, the first
+ * is kept.
  */
 export const toTriggerItem = (
   payload: AuctionStatusChange,
@@ -98,19 +103,13 @@ export const toTriggerItem = (
   };
   const entries = Object.entries(extras);
   if (entries.length === 0) return fields;
-  const item = new Map<string, ExtraValue>(Object.entries(fields));
+  const renamed = new Map<string, ExtraValue>();
   for (const [key, value] of entries) {
-    const target = item.has(key) ? `${RENAMED_PREFIX}${key}` : key;
-    if (!item.has(target)) item.set(target, value);
+    const target = extraItemKey(key);
+    if (!renamed.has(target)) renamed.set(target, value);
   }
-  return { ...fields, ...Object.fromEntries(item) };
+  return { ...fields, ...Object.fromEntries(renamed) };
 };
-
-/** The key an extra field gets in the item (see toTriggerItem). */
-export const itemKeyOf = (extraKey: string): string =>
-  Object.prototype.hasOwnProperty.call(auctionStatusChangedSample, extraKey)
-    ? `${RENAMED_PREFIX}${extraKey}`
-    : extraKey;
 
 export const auctionStatusChangedSample: AuctionStatusChangedFields = toTriggerItem(
   {

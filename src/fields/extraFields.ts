@@ -90,37 +90,58 @@ export const mentionsModel = (value: unknown, depth = 0): boolean => {
 };
 
 export const flattenExtras = (
-  event: Record<string, unknown>,
+  event: object,
   promised: readonly string[],
   mapModel: ModelMapper | undefined,
 ): ExtraFields => {
   const values = new Map<string, ExtraValue>();
   const labels = new Map<string, string>();
   let characters = 0;
-  const room = () => values.size < EXTRA_LIMITS.fields && characters < EXTRA_LIMITS.totalLength;
-  const text = (value: string): string => {
-    const cut = value.length > EXTRA_LIMITS.textLength ? value.slice(0, EXTRA_LIMITS.textLength) : value;
-    characters += cut.length;
-    return cut;
+  /** Room for one more field; for text, also room left of the total. */
+  const room = (text = true) => values.size < EXTRA_LIMITS.fields && (!text || characters < EXTRA_LIMITS.totalLength);
+  /** Text within its own limit and what is left of the total; counted only once it is stored. */
+  const cut = (value: string, left: number): string =>
+    value.length > Math.min(EXTRA_LIMITS.textLength, left)
+      ? value.slice(0, Math.min(EXTRA_LIMITS.textLength, left))
+      : value;
+  const scalar = (value: string | number | boolean | null, left: number): ZapValue =>
+    typeof value === 'string' ? cut(value, left) : typeof value === 'number' && !Number.isFinite(value) ? null : value;
+  const length = (value: ZapValue): number => (typeof value === 'string' ? value.length : 0);
+  const store = (path: readonly string[], value: ExtraValue, used: number, label: string) => {
+    values.set(path.join('__'), value);
+    labels.set(path.join('__'), label);
+    characters += used;
   };
-  const scalar = (value: string | number | boolean | null): ZapValue =>
-    typeof value === 'string' ? text(value) : typeof value === 'number' && !Number.isFinite(value) ? null : value;
-  const put = (path: readonly string[], value: ExtraValue, label = humanise(path)) => {
-    const key = path.join('__');
-    if (values.has(key) || !room()) return;
-    values.set(key, value);
-    labels.set(key, label);
+  const free = (path: readonly string[], text = true) => room(text) && !values.has(path.join('__'));
+  const put = (path: readonly string[], value: string | number | boolean | null, label = humanise(path)) => {
+    if (!free(path, typeof value === 'string')) return;
+    const kept = scalar(value, EXTRA_LIMITS.totalLength - characters);
+    store(path, kept, length(kept), label);
+  };
+  /** A list of plain values keeps the items that fit. */
+  const putList = (path: readonly string[], list: readonly (string | number | boolean | null)[]) => {
+    if (!free(path)) return;
+    const items: ZapValue[] = [];
+    let used = 0;
+    for (const item of list) {
+      const left = EXTRA_LIMITS.totalLength - characters - used;
+      if (typeof item === 'string' && left <= 0) break;
+      const kept = scalar(item, left);
+      items.push(kept);
+      used += length(kept);
+    }
+    store(path, items, used, humanise(path));
   };
 
   const visit = (value: unknown, path: readonly string[], depth: number): void => {
-    if (!room() || depth > EXTRA_LIMITS.depth) return;
+    if (!room(false) || depth > EXTRA_LIMITS.depth) return;
     if (isPrimitive(value)) {
-      put(path, scalar(value));
+      put(path, value);
       return;
     }
     if (Array.isArray(value)) {
       const items = value.slice(0, EXTRA_LIMITS.listItems);
-      if (items.every(isPrimitive)) put(path, items.map(scalar));
+      if (items.every(isPrimitive)) putList(path, items);
       else items.forEach((item, index) => visit(item, [...path, String(index)], depth + 1));
       return;
     }
@@ -128,11 +149,7 @@ export const flattenExtras = (
     const model = mapModel?.(value);
     if (model) {
       for (const [key, modelValue] of Object.entries(model.values)) {
-        put(
-          [...path, key],
-          typeof modelValue === 'string' ? text(modelValue) : modelValue,
-          `${humanise(path)} ${model.labels[key] ?? humanise([key])}`,
-        );
+        put([...path, key], modelValue, `${humanise(path)} ${model.labels[key] ?? humanise([key])}`);
       }
     }
     for (const [key, child] of Object.entries(value)) {

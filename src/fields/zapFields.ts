@@ -18,6 +18,8 @@ export interface OutputField {
   key: string;
   label: string;
   type: FieldSpec<unknown>['type'];
+  /** A list of values (Zapier maps it as one). */
+  list?: boolean;
 }
 
 export const mapFields = <M>(specs: readonly FieldSpec<M>[], model: M): ZapFields => {

@@ -1,9 +1,9 @@
-import { copyFileSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { isRight } from 'fp-ts/Either';
 import * as t from 'io-ts';
 import { runCommand } from '../cli/runCommand';
-import { BUILD_ZIP, buildStaged, PackageFailure, ROOT, STAGE, stage, zapierCli } from './stage';
+import { buildStaged, newStage, PackageFailure, ROOT, stage, zapierCli } from './stage';
 
 /**
  * `npm run package`: builds build/build.zip, the package Zapier runs, from a
@@ -21,15 +21,17 @@ export const registeredId = (root: string): string | number | undefined => {
   return isRight(decoded) ? decoded.right.id : undefined;
 };
 
-const packageApp = (): void => {
-  say(`Staging the app in ${STAGE} and installing its production dependencies…`);
-  stage(ROOT, STAGE);
+/** Stages the app in `stage`, builds it there, and copies the zips into the project's build/. */
+const packageApp = (root: string, dir: string): void => {
+  say(`Staging the app in ${dir} and installing its production dependencies…`);
+  stage(root, dir);
   say('Building it with zapier-platform (Node 22)…');
-  const zip = buildStaged(STAGE);
-  mkdirSync(dirname(BUILD_ZIP), { recursive: true });
-  copyFileSync(zip, BUILD_ZIP);
-  copyFileSync(join(STAGE, 'build', 'source.zip'), join(ROOT, 'build', 'source.zip'));
-  say(`Built ${BUILD_ZIP} (${Math.round(statSync(BUILD_ZIP).size / 1024)} KiB).`);
+  const zip = buildStaged(dir, root);
+  const built = join(root, 'build');
+  mkdirSync(built, { recursive: true });
+  copyFileSync(zip, join(built, 'build.zip'));
+  copyFileSync(join(dir, 'build', 'source.zip'), join(built, 'source.zip'));
+  say(`Built ${join(built, 'build.zip')} (${Math.round(statSync(join(built, 'build.zip')).size / 1024)} KiB).`);
 };
 
 export const main = async (argv: string[], root = ROOT): Promise<number> => {
@@ -47,19 +49,21 @@ export const main = async (argv: string[], root = ROOT): Promise<number> => {
     );
     return 1;
   }
+  const staged = newStage();
   try {
-    packageApp();
+    packageApp(root, staged);
     if (command === 'deploy') {
-      say('Pushing the staged app to Zapier…');
       // Push builds again, in place, with Zapier's validation, then uploads.
-      copyFileSync(join(ROOT, '.zapierapprc'), join(STAGE, '.zapierapprc'));
-      say(zapierCli(['push', '--skip-dep-install'], STAGE));
+      say('Pushing the staged app to Zapier…');
+      say(zapierCli(['push', '--skip-dep-install'], staged, root));
     }
     return 0;
   } catch (error) {
     if (!(error instanceof PackageFailure)) throw error;
     process.stderr.write(`${command === 'deploy' ? 'Deploy' : 'Packaging'} stopped: ${error.message}\n`);
     return 1;
+  } finally {
+    rmSync(staged, { recursive: true, force: true });
   }
 };
 

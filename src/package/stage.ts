@@ -4,6 +4,7 @@ import {
   cpSync,
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readFileSync,
   realpathSync,
   rmSync,
@@ -25,13 +26,13 @@ import { isRight } from 'fp-ts/Either';
 
 /** The project's root: dist/package/ → ../../ */
 export const ROOT = resolve(__dirname, '../..');
+
 /**
- * Outside the project: inside it, Node's module resolution would walk up from
- * the stage into the project's own node_modules, and the build would pack
- * files from there.
+ * A new, empty folder to stage in, outside the project: inside it, Node's
+ * module resolution would walk up from the stage into the project's own
+ * node_modules, and the build would pack files from there.
  */
-export const STAGE = join(tmpdir(), 'auction-status-zapier-stage');
-export const BUILD_ZIP = join(ROOT, 'build', 'build.zip');
+export const newStage = (): string => mkdtempSync(join(tmpdir(), 'auction-status-zapier-stage-'));
 
 /** Folders of dist/ that hold the project's own tools, not the app. */
 const TOOLS = ['sandbox', 'setup', 'bench', 'docs', 'cli', 'package'];

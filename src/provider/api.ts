@@ -68,7 +68,7 @@ export type EndpointCreation =
   /** The provider refused the data (422): most likely the event type is not registered. */
   | { kind: 'refused'; body: unknown };
 
-const CREATE_ENDPOINT = 'creating the endpoint that sends auction events to this Zap';
+export const CREATE_ENDPOINT = 'creating the endpoint that sends auction events to this Zap';
 
 /** Creates the endpoint that delivers AUCTION_STATUS_CHANGE to the Zap, with its signing secret. */
 export const createEndpoint = async (caller: Caller, endpoint: NewEndpoint): Promise<EndpointCreation> => {

@@ -45,3 +45,14 @@ export const readConnection = (authData: unknown): ConnectionResult => {
   if (!server.ok) return { ok: false, message: server.problem };
   return { ok: true, connection: { apiKey, appId, baseUrl: server.url } };
 };
+
+/**
+ * Which connection a bundle is for, as a key for what a process keeps in
+ * memory across invocations (z.cache is scoped by the platform itself): its
+ * Consumer App and the server it talks to.
+ */
+export const connectionScope = (authData: unknown): string => {
+  const decoded = AuthData.decode(authData);
+  const fields = isRight(decoded) ? decoded.right : {};
+  return `${(fields.appId ?? '').trim()}\u0000${(fields.serverUrl ?? '').trim()}`;
+};

@@ -174,7 +174,9 @@ export const describeStatus = (
       return error(
         'ProviderConflict',
         context.conflict ??
-          `The provider reported a conflict while ${action} (${withCode(status, body)}): it already exists. ${reader === 'setup' ? 'Run the set-up again' : 'Try again'}; if it keeps happening, contact this integration's support.`,
+          `The provider reported a conflict while ${action} (${withCode(status, body)}): it already exists.${say.outcome} ${
+            say.tryLater ? `${capitalised(say.tryLater)}; if` : 'If'
+          } it keeps happening, contact this integration's support.`,
       );
     case 413:
       return error(
@@ -193,7 +195,7 @@ export const describeStatus = (
     default:
       if (status >= 500) {
         const next = say.tryLater
-          ? ` Nothing is wrong with your set-up: ${say.tryLater}.`
+          ? ` Nothing is wrong on your side: ${say.tryLater}.`
           : " If this keeps happening, check the provider's status page.";
         return error(
           'ProviderUnavailable',

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { isRight } from 'fp-ts/Either';
 import type { Bundle } from 'zapier-platform-core';
@@ -7,7 +7,7 @@ import type app from '../index';
 import { TRIGGER_KEY } from '../triggers/auctionStatusChanged';
 import { SubscribeData } from '../triggers/delivery';
 import { errorDetails } from './errorDetails';
-import { listenOnLoopback } from './net';
+import { serveOnLoopback, type LoopbackServer } from './net';
 import { platformInvoker, type PlatformStandIn } from './platform';
 
 /**
@@ -104,8 +104,7 @@ const isItem = (value: unknown): value is AuctionStatusChangedItem =>
   typeof value === 'object' && value !== null && 'id' in value && 'status' in value && 'auctionUuid' in value;
 
 export class HookRunner {
-  private server: Server | undefined;
-  private base = '';
+  private server: LoopbackServer | undefined;
   private readonly zaps = new Map<string, Zap>();
   private readonly invoke: (method: string, bundle: object) => Promise<unknown>;
   readonly runs: ZapRun[] = [];
@@ -113,7 +112,7 @@ export class HookRunner {
   /** Deliveries Zapier has taken but not run yet, oldest first. */
   private readonly queued: Array<() => void> = [];
   private active = 0;
-  /** Performs in flight per message id, to see overlapping deliveries. */
+  /** Performs in flight per Zap and message id, to see overlapping deliveries. */
   private readonly inFlight = new Map<string, number>();
   private readonly waiters: Array<() => void> = [];
 
@@ -142,28 +141,19 @@ export class HookRunner {
   }
 
   async start(): Promise<string> {
-    const server = createServer((request, response) => {
-      this.handle(request, response).catch(() => {
-        if (!response.headersSent) response.writeHead(500).end();
-      });
-    });
-    this.server = server;
-    this.base = `http://127.0.0.1:${await listenOnLoopback(server)}`;
-    return this.base;
+    this.server = await serveOnLoopback((request, response) => this.handle(request, response));
+    return this.server.url;
   }
 
   async stop(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await this.server?.stop();
     this.server = undefined;
   }
 
   /** Turns a Zap on: performSubscribe with this runner's target URL, as Zapier does. */
   async turnOn(name: string, inputData: Record<string, unknown> = {}): Promise<Zap> {
     const id = randomBytes(6).toString('hex');
-    const targetUrl = `${this.base}/hooks/standard/${id}/`;
+    const targetUrl = `${this.server?.url ?? ''}/hooks/standard/${id}/`;
     const returned = await this.operation('performSubscribe', { inputData, targetUrl });
     const decoded = SubscribeData.decode(returned);
     if (!isRight(decoded)) throw new Error('performSubscribe returned no endpoint id and secret');
@@ -266,7 +256,7 @@ export class HookRunner {
       cleanedRequest:
         typeof cleaned === 'object' && cleaned !== null ? { ...cleaned, querystring: {} } : { querystring: {} },
     };
-    const key = messageId ?? '';
+    const key = `${zap.id} ${messageId ?? ''}`;
     const overlapped = (this.inFlight.get(key) ?? 0) > 0;
     this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
     const startedAt = Date.now();

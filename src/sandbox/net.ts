@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
 /**
  * Listening on this machine only, for the sandbox's servers, the benchmark
@@ -21,4 +21,31 @@ export const unusedPort = async (): Promise<number> => {
   const port = await listenOnLoopback(server);
   await new Promise<void>((closed) => server.close(() => closed()));
   return port;
+};
+
+export interface LoopbackServer {
+  /** `http://127.0.0.1:PORT` */
+  url: string;
+  /** Closes it, connections kept alive included. */
+  stop: () => Promise<void>;
+}
+
+/** Serves `handle` on loopback; a handler that throws answers 500. */
+export const serveOnLoopback = async (
+  handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
+  port = 0,
+): Promise<LoopbackServer> => {
+  const server = createServer((request, response) => {
+    handle(request, response).catch(() => {
+      if (!response.headersSent) response.writeHead(500).end();
+    });
+  });
+  const url = `http://127.0.0.1:${await listenOnLoopback(server, port)}`;
+  return {
+    url,
+    stop: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 };

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as t from 'io-ts';
 import { createAppHandler } from 'zapier-platform-core';
 import { isRight } from 'fp-ts/Either';
-import { listenOnLoopback } from './net';
+import { serveOnLoopback, type LoopbackServer } from './net';
 
 /**
  * A stand-in for Zapier's side of an invocation, on loopback: the RPC service
@@ -53,7 +53,9 @@ export type RpcFault =
   /** Answer `false` without storing, as a cache over its rate limit does. */
   | { kind: 'refuse' }
   /** Answer `{error}`: core gives up at once. */
-  | { kind: 'error' };
+  | { kind: 'error' }
+  /** Answer a get as if the key were absent, as a read made a moment earlier would have. */
+  | { kind: 'miss' };
 
 export interface PlatformOptions {
   /** Wait this long before answering each RPC call (a network round trip), 0 by default. */
@@ -94,8 +96,7 @@ const answer = (response: ServerResponse, status: number, body: unknown): void =
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class PlatformStandIn {
-  private server: Server | undefined;
-  private base = '';
+  private server: LoopbackServer | undefined;
   private readonly entries = new Map<string, Entry>();
   private readonly identities = new Map<string, Identity>();
   /** Every cache call, oldest first (bounded), for the tests and the benchmark. */
@@ -107,26 +108,17 @@ export class PlatformStandIn {
   constructor(private readonly options: PlatformOptions = {}) {}
 
   async start(): Promise<string> {
-    const server = createServer((request, response) => {
-      this.handle(request, response).catch(() => {
-        if (!response.headersSent) answer(response, 500, { error: 'the platform stand-in failed' });
-      });
-    });
-    this.server = server;
-    this.base = `http://127.0.0.1:${await listenOnLoopback(server)}`;
-    return this.base;
+    this.server = await serveOnLoopback((request, response) => this.handle(request, response));
+    return this.server.url;
   }
 
   async stop(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await this.server?.stop();
     this.server = undefined;
   }
 
   get url(): string {
-    return this.base;
+    return this.server?.url ?? '';
   }
 
   /** HTTP requests the RPC endpoint received, retries by core's client included. */
@@ -143,9 +135,9 @@ export class PlatformStandIn {
     const token = randomBytes(16).toString('hex');
     this.identities.set(token, identity);
     return {
-      rpc_base: `${this.base}/rpc`,
+      rpc_base: `${this.url}/rpc`,
       token,
-      environment: { LOGGING_ENDPOINT: `${this.base}/logs` },
+      environment: { LOGGING_ENDPOINT: `${this.url}/logs` },
     };
   }
 
@@ -266,6 +258,7 @@ export class PlatformStandIn {
     if (fault?.kind === 'unavailable') return { status: 503, result: null };
     if (fault?.kind === 'error') return { status: 200, error: 'The cache could not answer.' };
     if (fault?.kind === 'refuse') return { status: 200, result: false };
+    if (fault?.kind === 'miss') return { status: 200, result: null };
 
     const storageKey = this.storageKey(identity, key, scope);
     let result: unknown;

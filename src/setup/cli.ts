@@ -123,8 +123,9 @@ const zapierKeyLines = (outcome: IntegrationKeyOutcome | undefined, appId: strin
   if (outcome.kind === 'kept') {
     return [
       'The integration key for Zapier was made on an earlier run. The provider shows a key only once, when it is made,',
-      'so it cannot be printed again: if you saved it, use it. To get a new one, run the set-up again with',
-      '--rotate-integration-key; Zapier connections that use the old key must then be reconnected.',
+      'so it cannot be printed again: if you saved it, use it. If you did not (or that run stopped before printing it),',
+      'run the set-up again with --rotate-integration-key for a new one; Zapier connections that use the old key must',
+      'then be reconnected.',
     ];
   }
   return [

@@ -8,6 +8,7 @@ import {
   type AuctionStatusChangedItem,
 } from '../fields/auctionStatusChanged';
 import {
+  CREATE_ENDPOINT,
   createEndpoint,
   deleteEndpoint,
   endpointIsReady,
@@ -20,12 +21,13 @@ import {
 import type { OutputField } from '../fields/zapFields';
 import { EVENT_TYPE_NAME, ensureEventType } from '../provider/eventType';
 import { describeStatus } from '../provider/failures';
+import { connectionScope } from '../provider/connection';
 import { endpointUid, isEndpointId } from '../provider/ids';
 import { callerOf, raise, type Caller } from '../provider/request';
 import { checkEnvelope, signingHeaders } from '../provider/signature';
 import { decodePayload, parseBody, RawRequest, refuse, SubscribeData } from './delivery';
 import { recentAuctioneers, recentStatuses } from './choices';
-import { claimMessage, probeNx, SIGNING_WINDOW } from './claim';
+import { claimMessage, isTooOldToRemember, probeNx, SIGNING_WINDOW } from './claim';
 import { checkSignature, matchesKnownSecret } from './endpointSecret';
 import { FILTER_LABELS, passesFilters, readFilters, unreadableFilter, type Filters } from './filters';
 import { isOutdated, recordNewest } from './outdated';
@@ -51,8 +53,6 @@ export const EVENT_TYPE_NOT_PERMITTED =
   `The ${EVENT_TYPE_NAME} event type is not registered in your provider account, and this connection's key may not register it (an integration key cannot). ` +
   "Ask whoever set up your Consumer App to run this integration's set-up with the account's API Access Key, or to add the event type in the provider's dashboard, then turn the Zap on again.";
 
-const CREATE_ACTION = 'creating the endpoint that sends auction events to this Zap';
-
 /**
  * Creates this Zap's endpoint with a signing secret made here, so that the
  * usual subscribe makes one provider call. When the event type is missing it
@@ -71,7 +71,7 @@ const subscribeEndpoint = async (caller: Caller, targetUrl: string): Promise<{ i
     if (state === 'not-permitted') throw new caller.z.errors.Error(EVENT_TYPE_NOT_PERMITTED, 'EventTypeMissing', 400);
     if (state === 'created') created = await createEndpoint(caller, wanted);
     if (created.kind === 'refused') {
-      return raise(caller.z, describeStatus(422, created.body, { action: CREATE_ACTION, reader: caller.reader }));
+      return raise(caller.z, describeStatus(422, created.body, { action: CREATE_ENDPOINT, reader: caller.reader }));
     }
   }
   if (created.kind === 'created') return { id: created.endpoint.id, secret };
@@ -128,10 +128,15 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
   );
   if (!envelope.ok) return refuse(z, envelope.refusal);
   const { id: messageId, timestamp, signature } = envelope;
+  const occurredAtMs = eventTimeMs(messageId, envelope.seconds * 1000);
+  if (isTooOldToRemember(occurredAtMs, Date.now())) return refuse(z, 'event-too-old');
   const signed = { id: messageId, timestamp, signature, body, signedAtMs: envelope.seconds * 1000 };
-  let known = matchesKnownSecret(subscription, signed);
+  const endpoint = { ...subscription, connection: connectionScope(bundle.authData) };
+  let known = matchesKnownSecret(endpoint, signed);
   if (!known) {
-    const check = await checkSignature(z, () => callerOf(z, bundle, 'zap-run'), subscription, signed);
+    // One caller, and so one deadline, for every read this delivery makes.
+    let caller: Caller | undefined;
+    const check = await checkSignature(z, () => (caller ??= callerOf(z, bundle, 'zap-run')), endpoint, signed);
     if (!check.verified) return refuse(z, check.why === 'no-match' ? 'no-valid-signature' : 'unchecked-signature');
     known = check.known;
   }
@@ -144,7 +149,6 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
   const filters = filtersOf(z, bundle);
 
   // 3. Map, then filter: a delivery this Zap does not want costs no cache round trip.
-  const occurredAtMs = eventTimeMs(messageId, envelope.seconds * 1000);
   const item = toTriggerItem(payload.payload, { messageId, occurredAtMs }, payload.extras.values);
   if (!passesFilters(item, filters)) return [];
   if (filters.skipOutdated && (await isOutdated(z, subscription.id, item.auctionUuid, occurredAtMs))) return [];
@@ -183,11 +187,8 @@ const extraOutputFields = async (z: ZObject, bundle: Bundle): Promise<OutputFiel
     const { items, extraLabels } = await recentEvents(z, bundle, EXTRA_FIELDS_LIMIT);
     return Object.entries(extraLabels).map(([key, label]) => {
       const value = items.find((item) => item[key] !== undefined && item[key] !== null)?.[key];
-      return {
-        key,
-        label,
-        type: typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'boolean' : 'string',
-      };
+      const type = typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'boolean' : 'string';
+      return Array.isArray(value) ? { key, label, type, list: true } : { key, label, type };
     });
   } catch {
     return [];

@@ -27,19 +27,29 @@ export const SIGNING_WINDOW: SigningWindow = {
   maxAheadSeconds: CLOCK_ALLOWANCE_SECONDS,
 };
 
-/** A claim outlives the window by the clock allowance, so every delivery inside it finds an earlier claim. */
+/**
+ * A claim outlives the window by the clock allowance. Every attempt is signed
+ * afresh, so the signing time alone cannot tell an old message: the event's
+ * own time must be inside the window too (see isTooOldToRemember). Then every
+ * delivery that runs finds the claim of any earlier run of its message.
+ */
 export const CLAIM_TTL_SECONDS = SIGNING_WINDOW.maxAgeSeconds + CLOCK_ALLOWANCE_SECONDS;
+
+/** An event older than runs are remembered: whether this Zap already ran for it can no longer be told. */
+export const isTooOldToRemember = (occurredAtMs: number, nowMs: number): boolean =>
+  occurredAtMs < nowMs - SIGNING_WINDOW.maxAgeSeconds * 1000;
 
 export const claimKey = (endpointId: string, messageId: string): string => `seen:${endpointId}:${messageId}`;
 
-/** Random per process, so tokens never repeat across Zapier's processes; counted within one. */
-const PROCESS_TOKEN = randomBytes(12).toString('base64url');
+/** Random per process (made on first use, not at start-up), so tokens never repeat across Zapier's processes. */
+let processToken: string | undefined;
 let tokens = 0;
 
 /** A value no other invocation writes: this process's token and a count. */
 export const invocationToken = (): string => {
+  processToken ??= randomBytes(12).toString('base64url');
   tokens += 1;
-  return `${PROCESS_TOKEN}.${tokens}`;
+  return `${processToken}.${tokens}`;
 };
 
 /**

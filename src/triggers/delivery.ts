@@ -32,7 +32,7 @@ export const SubscribeData = t.intersection(
 export type SubscribeData = t.TypeOf<typeof SubscribeData>;
 
 /** Why a request to the Zap's address did not run it, when it cannot have come from the Consumer App as sent. */
-export type DeliveryRefusal = Refusal | 'no-body' | 'unchecked-signature';
+export type DeliveryRefusal = Refusal | 'no-body' | 'unchecked-signature' | 'event-too-old';
 
 const NOT_FROM_YOUR_APP = 'so it did not come from your Consumer App as sent, and the Zap did not run.';
 
@@ -41,7 +41,9 @@ const REFUSALS: Record<DeliveryRefusal, string> = {
   'missing-headers': `Ignored a request to this Zap's address without the provider's signature headers (svix-id, svix-timestamp, svix-signature), ${NOT_FROM_YOUR_APP} Nothing needs to change unless you sent it yourself.`,
   'bad-timestamp': `Refused a delivery whose signing time (svix-timestamp) is not a valid time, ${NOT_FROM_YOUR_APP}`,
   'too-old':
-    'Refused a delivery signed more than 7 days ago: it is an old copy of a delivery, and this Zap remembers which events it ran for 7 days only, so it did not run.',
+    'Refused a delivery signed more than 7 days ago: this Zap remembers which events it ran for 7 days only, so it cannot tell whether it already ran for this one, and did not run.',
+  'event-too-old':
+    'Refused a delivery of an event that happened more than 7 days ago (sent again since): this Zap remembers which events it ran for 7 days only, so it cannot tell whether it already ran for this one, and did not run.',
   'too-new': `Refused a delivery whose signing time (svix-timestamp) is more than 5 minutes ahead, ${NOT_FROM_YOUR_APP}`,
   'no-valid-signature': `Refused a delivery whose signature (svix-signature) does not match this Zap's endpoint secret, ${NOT_FROM_YOUR_APP} If this happens to every event, turn the Zap off and on again.`,
   'unchecked-signature': `Refused a delivery whose signature (svix-signature) does not match this Zap's endpoint secret as last read: many such deliveries arrived at once, and the secret could not be read again in time to see whether it had just been changed. The Zap did not run. If this happens to every event, turn the Zap off and on again.`,
@@ -84,11 +86,10 @@ export const decodePayload = (body: unknown): PayloadResult => {
   if (typeof body !== 'object' || body === null || Array.isArray(body) || Object.keys(body).length <= PROMISED.length) {
     return { ok: true, payload: decoded.right, extras: NO_EXTRAS };
   }
-  const event = Object.fromEntries(Object.entries(body));
   return {
     ok: true,
     payload: decoded.right,
-    extras: flattenExtras(event, PROMISED, mentionsModel(event) ? publishedModels().mapPublishedModel : undefined),
+    extras: flattenExtras(body, PROMISED, mentionsModel(body) ? publishedModels().mapPublishedModel : undefined),
   };
 };
 

@@ -61,27 +61,38 @@ export type KnownSecret = t.TypeOf<typeof KnownSecret>;
 export const knownSecretKey = (endpointId: string): string => `secret:${endpointId}`;
 export const rereadLockKey = (endpointId: string): string => `secret-reread:${endpointId}`;
 
-/** This process's memory: endpoint id → what is known. Bounded: the oldest entry goes first. */
+/**
+ * This process's memory, shared by every connection the process serves:
+ * keyed by the connection (its Consumer App and server) as well as the
+ * endpoint, as z.cache is scoped, so one connection's reads can never stand
+ * for another's. Bounded: the oldest entry goes first.
+ */
 const memory = new Map<string, KnownSecret>();
 const MEMORY_LIMIT = 1_000;
 
 /** For tests: a cold process. */
 export const forgetKnownSecrets = (): void => memory.clear();
 
-const remember = (endpointId: string, known: KnownSecret): KnownSecret => {
-  memory.delete(endpointId);
+const memoryKey = (subscription: Subscription): string => `${subscription.connection}\u0000${subscription.id}`;
+
+const remember = (key: string, known: KnownSecret): KnownSecret => {
+  memory.delete(key);
   if (memory.size >= MEMORY_LIMIT) {
     const oldest = memory.keys().next();
     if (!oldest.done) memory.delete(oldest.value);
   }
-  memory.set(endpointId, known);
+  memory.set(key, known);
   return known;
 };
 
-/** The one read more recently; keeps what the older one knew of the cache. */
+/** Which is later: the secret read later, or for the same read, the allowance spent later. */
+const isLater = (a: KnownSecret, b: KnownSecret): boolean =>
+  b.checkedAt > a.checkedAt || (b.checkedAt === a.checkedAt && (b.rereads?.at ?? 0) > (a.rereads?.at ?? 0));
+
+/** The later of the two; keeps what the earlier one knew of the cache. */
 const newest = (a: KnownSecret, b: KnownSecret | undefined): KnownSecret => {
   if (!b) return a;
-  const [older, newer] = b.checkedAt > a.checkedAt ? [a, b] : [b, a];
+  const [older, newer] = isLater(a, b) ? [a, b] : [b, a];
   const cacheHonoursNx = newer.cacheHonoursNx ?? older.cacheHonoursNx;
   return cacheHonoursNx === undefined ? newer : { ...newer, cacheHonoursNx };
 };
@@ -119,8 +130,10 @@ export interface SignedParts {
   signedAtMs: number;
 }
 
-/** What perform knows of the Zap's endpoint from its subscribe. */
+/** What perform knows of the Zap's endpoint from its subscribe, and which connection it runs for. */
 export interface Subscription {
+  /** The connection, as connectionScope gives it. */
+  connection: string;
   id: string;
   secret: string;
   checkedAt?: number;
@@ -133,22 +146,22 @@ export type SignatureCheck =
   | { verified: false; why: 'no-match' | 'unchecked' };
 
 /**
- * `caller` gives what a read of the secret from the provider needs; it is
- * asked for only when one is made, so a delivery that verifies pays nothing
- * for it.
- */
-/**
  * The usual case, without a promise (each costs on the platform, which tracks
  * them all): this process read the secret lately, and the delivery matches it.
  */
 export const matchesKnownSecret = (subscription: Subscription, delivery: SignedParts): KnownSecret | undefined => {
-  const known = memory.get(subscription.id);
+  const known = memory.get(memoryKey(subscription));
   if (!known || Date.now() - known.checkedAt > secretSettings.staleAfterMs) return undefined;
   return signedWith(known.secret, delivery.id, delivery.timestamp, delivery.signature, delivery.body)
     ? known
     : undefined;
 };
 
+/**
+ * The delivery checked against the endpoint's current secret, read again when
+ * needed. `caller` gives what a read from the provider needs; it is asked for
+ * only when one is made.
+ */
 export const checkSignature = async (
   z: ZObject,
   caller: () => Caller,
@@ -156,13 +169,14 @@ export const checkSignature = async (
   delivery: SignedParts,
 ): Promise<SignatureCheck> => {
   const endpointId = subscription.id;
+  const key = memoryKey(subscription);
   const arrivedAt = Date.now();
   const matches = (known: KnownSecret) =>
     signedWith(known.secret, delivery.id, delivery.timestamp, delivery.signature, delivery.body);
   const fresh = (known: KnownSecret) => Date.now() - known.checkedAt <= secretSettings.staleAfterMs;
 
   // A warm process knows the secret; a cold one asks the cache, and knows what the subscribe stored.
-  let known = memory.get(endpointId);
+  let known = memory.get(key);
   let sharedRead = false;
   if (!known || !fresh(known)) {
     const subscribed: KnownSecret = {
@@ -170,47 +184,49 @@ export const checkSignature = async (
       checkedAt: subscription.checkedAt ?? 0,
       ...(subscription.cacheHonoursNx === undefined ? {} : { cacheHonoursNx: subscription.cacheHonoursNx }),
     };
-    known = remember(endpointId, newest(newest(subscribed, known), await readShared(z, endpointId)));
+    known = remember(key, newest(newest(subscribed, known), await readShared(z, endpointId)));
     sharedRead = true;
   }
   if (matches(known) && fresh(known)) return { verified: true, known };
   if (!sharedRead) {
     // Another process may have seen a rotation already.
-    known = remember(endpointId, newest(known, await readShared(z, endpointId)));
+    known = remember(key, newest(known, await readShared(z, endpointId)));
     if (matches(known) && fresh(known)) return { verified: true, known };
   }
 
-  // The secret may have been rotated (no match), or was read too long ago (a match, but stale). A
-  // matching stale secret is read again when that can be done now, and trusted when it cannot; a
-  // delivery that does not match waits for a read.
-  let fallback = matches(known) ? known : undefined;
+  // The secret may have been rotated (no match), or was read too long ago (a match, but stale).
+  // Either waits for a read that is under way. A delivery that does not match then waits for a
+  // read made after it was signed; a stale secret that matches is trusted only when no read can
+  // be made now (the allowance is spent, or the provider cannot be reached).
+  let stale = matches(known) ? known : undefined;
   const conclusiveFrom = Math.min(delivery.signedAtMs + 1_000, arrivedAt);
   const deadline = arrivedAt + secretSettings.waitMs;
   for (;;) {
     if (matches(known) && fresh(known)) return { verified: true, known };
-    if (!fallback && known.checkedAt >= conclusiveFrom) return { verified: false, why: 'no-match' };
+    // Another secret is known now: the stale one has been rotated out.
+    if (stale && known.secret !== stale.secret) stale = undefined;
+    if (!stale && known.checkedAt >= conclusiveFrom) return { verified: false, why: 'no-match' };
     let read: KnownSecret | 'busy' | 'limited';
     try {
-      read = await reread(z, caller, endpointId, known);
+      read = await reread(z, caller, key, endpointId, known);
     } catch (error) {
-      // The provider could not be asked: a stale secret that matches is better than a lost event.
-      if (fallback) return { verified: true, known: fallback };
+      if (stale) return { verified: true, known: stale };
       throw error;
     }
     if (read !== 'busy' && read !== 'limited') {
-      // A fresh answer decides: the stale secret is no longer a way out.
       known = read;
-      fallback = undefined;
       continue;
     }
-    if (fallback) return { verified: true, known: fallback };
+    if (stale && read === 'limited') return { verified: true, known: stale };
     const wait =
       read === 'busy'
         ? 250
         : Math.min(2_000, Math.max(250, (1 - tokensAt(known, Date.now())) * secretSettings.refillMs));
-    if (Date.now() + wait > deadline) return { verified: false, why: 'unchecked' };
+    if (Date.now() + wait > deadline) {
+      return stale ? { verified: true, known: stale } : { verified: false, why: 'unchecked' };
+    }
     await sleep(wait);
-    known = remember(endpointId, newest(known, await readShared(z, endpointId)));
+    known = remember(key, newest(known, await readShared(z, endpointId)));
   }
 };
 
@@ -221,20 +237,22 @@ export const checkSignature = async (
 const reread = async (
   z: ZObject,
   caller: () => Caller,
+  key: string,
   endpointId: string,
   known: KnownSecret,
 ): Promise<KnownSecret | 'busy' | 'limited'> => {
   // A flood of forgeries stops here: this process has already seen the allowance run out.
   if (tokensAt(known, Date.now()) < 1) return 'limited';
   const lock = rereadLockKey(endpointId);
-  if (!(await takeLock(z, lock))) return 'busy';
+  const held = await takeLock(z, lock);
+  if (held === undefined) return 'busy';
   try {
     const latest = newest(known, await readShared(z, endpointId));
-    if (latest.checkedAt > known.checkedAt) return remember(endpointId, latest);
+    if (latest.checkedAt > known.checkedAt) return remember(key, latest);
     const startedAt = Date.now();
     const tokens = tokensAt(latest, startedAt);
     if (tokens < 1) {
-      remember(endpointId, latest);
+      remember(key, latest);
       return 'limited';
     }
     const rereads = { tokens: tokens - 1, at: startedAt };
@@ -245,7 +263,7 @@ const reread = async (
         attempts: 2,
       });
     } catch (error) {
-      const spent = remember(endpointId, { ...latest, rereads });
+      const spent = remember(key, { ...latest, rereads });
       await writeShared(z, endpointId, spent);
       throw error;
     }
@@ -257,26 +275,36 @@ const reread = async (
       ...(cacheHonoursNx === undefined ? {} : { cacheHonoursNx }),
     };
     await writeShared(z, endpointId, read);
-    return remember(endpointId, read);
+    return remember(key, read);
   } finally {
-    await cacheDelete(z, lock).catch(() => undefined);
+    await releaseLock(z, lock, held);
   }
 };
 
 /**
- * One invocation at a time reads an endpoint's secret. When the cache cannot
- * answer, or refuses to store, there is no one to wait for: the read goes on,
- * still bounded by this process's allowance.
+ * One invocation at a time reads an endpoint's secret: the lock is a key set
+ * with nx, holding this invocation's token, which expires on its own if the
+ * holder never comes back. When the cache cannot answer, or refuses to
+ * store, there is no one to wait for: the read goes on (with no token to
+ * release), still bounded by this process's allowance. Undefined: busy.
  */
-const takeLock = async (z: ZObject, lock: string): Promise<boolean> => {
+const takeLock = async (z: ZObject, lock: string): Promise<string | undefined> => {
   const token = invocationToken();
   let stored: unknown;
   try {
     stored = await cacheSet(z, lock, token, LOCK_TTL_SECONDS, true);
   } catch {
-    return true;
+    return '';
   }
-  if (stored === true) return true;
+  if (stored === true) return token;
   const holder = await cacheGet(z, lock).catch(() => undefined);
-  return holder === undefined || holder === token;
+  if (holder === token) return token;
+  return holder === undefined ? '' : undefined;
+};
+
+/** Releases the lock if this invocation still holds it (it may have expired and been taken since). */
+const releaseLock = async (z: ZObject, lock: string, token: string): Promise<void> => {
+  if (token === '') return;
+  const holder = await cacheGet(z, lock).catch(() => undefined);
+  if (holder === token) await cacheDelete(z, lock).catch(() => undefined);
 };

@@ -11,7 +11,8 @@ import { CLAIM_TTL_SECONDS } from './claim';
  * field on, the Zap keeps, per auction, when the newest event it ran for
  * happened, in z.cache with the same scope and retention as its claims, and
  * does not run an event that happened before it. Two runs already in flight
- * can still finish out of order: the check and the record are two steps.
+ * can still finish out of order: the check and the record are separate steps
+ * (the record itself never moves back).
  */
 
 const Newest = t.type({ at: t.number }, 'NewestRun');
@@ -20,6 +21,12 @@ const Newest = t.type({ at: t.number }, 'NewestRun');
 export const newestKey = (endpointId: string, auctionUuid: string): string =>
   `newest:${endpointId}:${createHash('sha256').update(auctionUuid, 'utf8').digest('base64url').slice(0, 32)}`;
 
+const readNewest = async (z: ZObject, key: string): Promise<number | undefined> => {
+  const stored = await cacheGet(z, key).catch(() => undefined);
+  const newest = Newest.decode(stored);
+  return isRight(newest) ? newest.right.at : undefined;
+};
+
 /** True when this Zap has run for a newer event of the same auction. A cache that cannot answer says no. */
 export const isOutdated = async (
   z: ZObject,
@@ -27,19 +34,23 @@ export const isOutdated = async (
   auctionUuid: string,
   occurredAtMs: number,
 ): Promise<boolean> => {
-  const stored = await cacheGet(z, newestKey(endpointId, auctionUuid)).catch(() => undefined);
-  const newest = Newest.decode(stored);
-  return isRight(newest) && occurredAtMs < newest.right.at;
+  const newest = await readNewest(z, newestKey(endpointId, auctionUuid));
+  return newest !== undefined && occurredAtMs < newest;
 };
 
-/** Records the event the Zap just ran for as the auction's newest. */
+/**
+ * Records the event the Zap just ran for as the auction's newest, unless a
+ * newer one was recorded meanwhile (by a run that overlapped this one), so
+ * the record never moves back.
+ */
 export const recordNewest = async (
   z: ZObject,
   endpointId: string,
   auctionUuid: string,
   occurredAtMs: number,
 ): Promise<void> => {
-  await cacheSet(z, newestKey(endpointId, auctionUuid), { at: occurredAtMs }, CLAIM_TTL_SECONDS, false).catch(
-    () => undefined,
-  );
+  const key = newestKey(endpointId, auctionUuid);
+  const newest = await readNewest(z, key);
+  if (newest !== undefined && newest >= occurredAtMs) return;
+  await cacheSet(z, key, { at: occurredAtMs }, CLAIM_TTL_SECONDS, false).catch(() => undefined);
 };

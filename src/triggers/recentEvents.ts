@@ -1,5 +1,10 @@
 import type { Bundle, ZObject } from 'zapier-platform-core';
-import { eventTimeMs, itemKeyOf, toTriggerItem, type AuctionStatusChangedItem } from '../fields/auctionStatusChanged';
+import {
+  eventTimeMs,
+  extraItemKey,
+  toTriggerItem,
+  type AuctionStatusChangedItem,
+} from '../fields/auctionStatusChanged';
 import { listRecentMessages } from '../provider/api';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
 import { callerOf } from '../provider/request';
@@ -41,7 +46,7 @@ export const recentEvents = async (z: ZObject, bundle: Bundle, limit = RECENT_LI
     const occurredAtMs = eventTimeMs(message.id, createdAtMs);
     items.push(toTriggerItem(payload.payload, { messageId: message.id, occurredAtMs }, payload.extras.values));
     for (const [key, label] of Object.entries(payload.extras.labels)) {
-      const itemKey = itemKeyOf(key);
+      const itemKey = extraItemKey(key);
       if (!extraLabels.has(itemKey)) extraLabels.set(itemKey, itemKey === key ? label : `Payload ${label}`);
     }
   }

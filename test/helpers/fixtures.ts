@@ -10,9 +10,11 @@ export const APP_ID = 'app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9';
 export const ENDPOINT_ID = 'ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk1';
 /** A message id as the provider makes them: it carries the time the message was created. */
 export const messageIdAt = (epochMs: number): string => `msg_${encodeKsuidMs(epochMs, randomBytes(15))}`;
-/** The message the tests deliver: created at MSG_TIME (its id says so). */
-export const MSG_TIME = Date.UTC(2026, 10, 22, 9, 30, 15);
-export const MSG_ID = 'msg_3MSN4C5rSWTPrYKvA3a5qrYWvtt';
+/** The message the tests deliver: created a day before they run, on a whole second (its id says so). */
+export const MSG_TIME = Math.floor(Date.now() / 1000) * 1000 - 24 * 60 * 60 * 1000;
+export const MSG_ID = messageIdAt(MSG_TIME);
+/** MSG_TIME as the Zap's Occurred At shows it. */
+export const MSG_OCCURRED_AT = new Date(MSG_TIME).toISOString().replace('.000Z', '+00:00');
 export const PROVIDER = 'https://api.svix.com';
 export const TARGET_URL = 'https://hooks.zapier.com/hooks/standard/1234567/abcdef0123456789/';
 

@@ -25,3 +25,27 @@ export const schemaErrors = (name: SchemaName, value: unknown): string[] => {
     ? []
     : (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? ''}`);
 };
+
+/** One raw answer of the provider (or the emulator), kept for the schema check. */
+export interface Recorded {
+  method: string;
+  path: string;
+  status: number;
+  body: unknown;
+}
+
+/** A fetch for the provider's SDK that records each raw answer into `recorded`. */
+export const recordingFetch =
+  (recorded: Recorded[]): typeof fetch =>
+  async (input, init) => {
+    const response = await fetch(input, init);
+    const text = await response.clone().text();
+    const target = new URL(input instanceof Request ? input.url : String(input));
+    recorded.push({
+      method: init?.method ?? 'GET',
+      path: target.pathname,
+      status: response.status,
+      body: text === '' ? undefined : JSON.parse(text),
+    });
+    return response;
+  };

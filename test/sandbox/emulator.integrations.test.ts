@@ -2,7 +2,7 @@ import { ApiException, Svix } from 'svix';
 import { ProviderEmulator } from '../../src/sandbox/emulator';
 import { EVENT_TYPE_NAME } from '../../src/provider/eventType';
 import { timeOfProviderId } from '../../src/provider/ksuid';
-import { schemaErrors, type SchemaName } from '../helpers/svixSchemas';
+import { recordingFetch, schemaErrors, type Recorded, type SchemaName } from '../helpers/svixSchemas';
 
 /**
  * Integrations and their app-scoped keys, through the provider's JS SDK and
@@ -13,31 +13,12 @@ const KEY = 'testsk_emulatorIntegrations.eu';
 const KEY_SHAPE = /^integsk_[0-9A-Za-z]{32}$/;
 const NOT_FOUND = { code: 'not_found', detail: 'Entity not found' };
 
-interface Recorded {
-  method: string;
-  path: string;
-  status: number;
-  body: unknown;
-}
-
 let emulator: ProviderEmulator;
 let recorded: Recorded[] = [];
 
-/** The SDK's fetch, recording each raw answer for the schema check. */
-const recordingFetch: typeof fetch = async (input, init) => {
-  const response = await fetch(input, init);
-  const text = await response.clone().text();
-  const target = new URL(input instanceof Request ? input.url : String(input));
-  recorded.push({
-    method: init?.method ?? 'GET',
-    path: target.pathname,
-    status: response.status,
-    body: text === '' ? undefined : JSON.parse(text),
-  });
-  return response;
-};
-
-const sdk = (key: string): Svix => new Svix(key, { serverUrl: emulator.url, fetch: recordingFetch, numRetries: 0 });
+/** The SDK, recording each raw answer for the schema check. */
+const sdk = (key: string): Svix =>
+  new Svix(key, { serverUrl: emulator.url, fetch: recordingFetch(recorded), numRetries: 0 });
 
 /** A raw request with the key given, recorded too. */
 const call = async (
@@ -47,7 +28,7 @@ const call = async (
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: unknown }> => {
-  const response = await recordingFetch(`${emulator.url}${path}`, {
+  const response = await recordingFetch(recorded)(`${emulator.url}${path}`, {
     method,
     headers: { Authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -316,7 +297,7 @@ describe('integration keys', () => {
       expect([refused.code, refused.body]).toEqual([404, NOT_FOUND]);
     }
     // Not found before the body is even read.
-    const broken = await recordingFetch(`${emulator.url}/api/v1/app/${other.id}/msg`, {
+    const broken = await recordingFetch(recorded)(`${emulator.url}/api/v1/app/${other.id}/msg`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: '{not json',

@@ -5,7 +5,7 @@ import { listenOnLoopback } from '../../src/sandbox/net';
 import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/provider/eventType';
 import { timeOfProviderId } from '../../src/provider/ksuid';
 import { startReceiver, stringHeaders, type Receiver } from '../helpers/receiver';
-import { schemaErrors, type SchemaName } from '../helpers/svixSchemas';
+import { recordingFetch, schemaErrors, type Recorded, type SchemaName } from '../helpers/svixSchemas';
 
 /**
  * The provider emulator, driven by the provider's own JS SDK as its client.
@@ -14,13 +14,6 @@ import { schemaErrors, type SchemaName } from '../helpers/svixSchemas';
  */
 
 const KEY = 'testsk_emulatorContract.eu';
-
-interface Recorded {
-  method: string;
-  path: string;
-  status: number;
-  body: unknown;
-}
 
 let emulator: ProviderEmulator;
 let svix: Svix;
@@ -31,20 +24,8 @@ const start = async (options: Partial<EmulatorOptions> = {}): Promise<string> =>
   emulator = new ProviderEmulator({ apiKey: KEY, retryScheduleMs: [5, 5, 5], ...options });
   const url = await emulator.start();
   recorded = [];
-  // The SDK's fetch, recording each raw answer for the schema check.
-  const recordingFetch: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init);
-    const text = await response.clone().text();
-    const target = new URL(input instanceof Request ? input.url : String(input));
-    recorded.push({
-      method: init?.method ?? 'GET',
-      path: target.pathname,
-      status: response.status,
-      body: text === '' ? undefined : JSON.parse(text),
-    });
-    return response;
-  };
-  svix = new Svix(KEY, { serverUrl: url, fetch: recordingFetch, numRetries: 0 });
+  // The SDK's fetch records each raw answer for the schema check.
+  svix = new Svix(KEY, { serverUrl: url, fetch: recordingFetch(recorded), numRetries: 0 });
   return url;
 };
 

@@ -6,7 +6,17 @@ import type { RpcFault } from '../../src/sandbox/platform';
 import { auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
 import { CLAIM_TTL_SECONDS, claimKey } from '../../src/triggers/claim';
 import { knownSecretKey } from '../../src/triggers/endpointSecret';
-import { MSG_ID, PROVIDER, SECRET, authData, payload, signedRequest, subscription } from '../helpers/fixtures';
+import {
+  MSG_ID,
+  PROVIDER,
+  SECRET,
+  authData,
+  failure,
+  messageIdAt,
+  payload,
+  signedRequest,
+  subscription,
+} from '../helpers/fixtures';
 import { IDENTITY, usePlatform } from '../helpers/platform';
 
 /**
@@ -84,7 +94,7 @@ describe('exactly-once Zap runs, as Zapier runs them', () => {
   });
 
   it('warm: one cache round trip per delivery and no provider call; cold: two', async () => {
-    await deliver(subscription, 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Wa1');
+    await deliver(subscription, messageIdAt(Date.now()));
     zapier().platform.resetCalls();
     await expect(deliver()).resolves.toHaveLength(1);
     expect(
@@ -95,15 +105,13 @@ describe('exactly-once Zap runs, as Zapier runs them', () => {
 
     zapier().coldStart();
     zapier().platform.resetCalls();
-    await expect(deliver(subscription, 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Wa2')).resolves.toHaveLength(1);
+    const cold = messageIdAt(Date.now());
+    await expect(deliver(subscription, cold)).resolves.toHaveLength(1);
     expect(
       zapier()
         .calls()
         .map((call) => `${call.method} ${call.key}`),
-    ).toEqual([
-      `zcache_get ${knownSecretKey(subscription.id)}`,
-      `zcache_set seen:${subscription.id}:msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Wa2`,
-    ]);
+    ).toEqual([`zcache_get ${knownSecretKey(subscription.id)}`, `zcache_set seen:${subscription.id}:${cold}`]);
   });
 
   it('does not read a refusal to store (false, as over the cache rate limit) as "already ran"', async () => {
@@ -133,10 +141,11 @@ describe('exactly-once Zap runs, as Zapier runs them', () => {
     ['a delivery signed 8 days ago', () => signedRequest(body, { at: new Date(Date.now() - 8 * 86_400_000) })],
   ])('never claims %s', async (_what, request) => {
     const secretRead = nockSecret();
-    await zapier()
-      .perform({ authData, subscribeData: subscription, rawRequest: request(), inputData: {} })
-      .catch(() => undefined);
+    const refused = await failure(
+      zapier().perform({ authData, subscribeData: subscription, rawRequest: request(), inputData: {} }),
+    );
     secretRead.persist(false);
+    expect(refused.name).toBe('HaltedError');
     expect(claimSets()).toEqual([]);
     await expect(deliver()).resolves.toHaveLength(1);
   });

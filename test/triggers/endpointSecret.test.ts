@@ -115,6 +115,8 @@ describe("the endpoint's current secret", () => {
         scope: ['auth'],
         nx: false,
       }),
+      // Released only by its holder: read back, then deleted.
+      expect.objectContaining({ method: 'zcache_get', key: rereadLockKey(zap.id), scope: ['auth'] }),
       expect.objectContaining({ method: 'zcache_delete', key: rereadLockKey(zap.id), scope: ['auth'] }),
     ]);
   });
@@ -177,11 +179,36 @@ describe("the endpoint's current secret", () => {
   });
 });
 
+describe('a secret read more than ten minutes ago', () => {
+  it('is not trusted while a read is under way: deliveries signed with a revoked secret wait, then halt', async () => {
+    const stale = { ...zap, checkedAt: Date.now() - 11 * 60_000 };
+    await rotate(0);
+    const results = await Promise.all(Array.from({ length: 6 }, () => failure(deliver([zap.secret], stale))));
+    expect(results.map((refused) => refused.name)).toEqual(Array.from({ length: 6 }, () => 'HaltedError'));
+    expect(secretReads).toBe(1);
+  });
+});
+
 describe('reads of the secret are limited per endpoint', () => {
+  it('counts reads that failed, across processes: a new process finds the allowance spent', async () => {
+    secretSettings.waitMs = 500;
+    const rotated = await rotate(0);
+    readFaults = Array.from({ length: 6 }, () => ({ kind: 'reply', status: 503, body: '' }) satisfies Fault);
+    for (let index = 0; index < 3; index += 1) {
+      zapier().coldStart();
+      expect((await failure(deliver([rotated]))).code).toBe('ProviderUnavailable');
+    }
+    expect(secretReads).toBe(6);
+    zapier().coldStart();
+    expect((await failure(deliver([rotated]))).name).toBe('HaltedError');
+    expect(secretReads).toBe(6);
+  });
+
   it('12 simultaneous forgeries: all refused, a burst of 3 reads at most, one at a time', async () => {
     secretSettings.waitMs = 1_000;
-    const results = await Promise.allSettled(Array.from({ length: 12 }, () => deliver([newSecret()])));
-    expect(results.every((result) => result.status === 'rejected')).toBe(true);
+    const results = await Promise.all(Array.from({ length: 12 }, () => failure(deliver([newSecret()]))));
+    // Halts, every one: errors would count towards Zapier turning the Zap off.
+    expect(results.map((refused) => refused.name)).toEqual(Array.from({ length: 12 }, () => 'HaltedError'));
     expect(secretReads).toBeGreaterThanOrEqual(1);
     expect(secretReads).toBeLessThanOrEqual(3);
     const inFlight = emulator.stats().maxInFlight[`GET /api/v1/app/${authData.appId}/endpoint/${zap.id}/secret`];

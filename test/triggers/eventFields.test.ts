@@ -8,6 +8,7 @@ import { newestKey } from '../../src/triggers/outdated';
 import {
   APP_ID,
   MSG_ID,
+  MSG_OCCURRED_AT,
   MSG_TIME,
   PROVIDER,
   authData,
@@ -17,11 +18,19 @@ import {
   signedRequest,
   subscription,
 } from '../helpers/fixtures';
-import { usePlatform } from '../helpers/platform';
+import { IDENTITY, usePlatform } from '../helpers/platform';
 
 /** What the Zap receives: when the event happened, protection from late arrivals, and every field sent. */
 
-const zapier = usePlatform();
+/** A key whose next read answers as if it were absent. */
+let missNext: string | undefined;
+const zapier = usePlatform({
+  fault: (call) => {
+    if (call.method !== 'zcache_get' || call.key !== missNext) return undefined;
+    missNext = undefined;
+    return { kind: 'miss' };
+  },
+});
 const listPath = `/api/v1/app/${APP_ID}/msg`;
 
 const deliver = (event: object, options: { msgId?: string; at?: Date } = {}, inputData: object = {}) =>
@@ -75,7 +84,7 @@ describe('Occurred At: when the event happened, from the message id', () => {
     const scope = logOf([{ id: MSG_ID, event: payload, timestamp: new Date(MSG_TIME).toISOString() }]);
     const listed = only(await zapier().performList({ authData, inputData: {} }));
     scope.done();
-    expect(first.occurredAt).toBe('2026-11-22T09:30:15+00:00');
+    expect(first.occurredAt).toBe(MSG_OCCURRED_AT);
     expect(retry.occurredAt).toBe(first.occurredAt);
     expect(listed).toEqual(first);
   });
@@ -114,10 +123,21 @@ describe('Skip Outdated Events', () => {
     const calls = zapier()
       .calls()
       .filter((call) => call.key === key);
+    // Read before the run, read again (a newer one may have been recorded meanwhile), then recorded.
     expect(calls).toEqual([
+      expect.objectContaining({ method: 'zcache_get', scope: ['auth'] }),
       expect.objectContaining({ method: 'zcache_get', scope: ['auth'] }),
       expect.objectContaining({ method: 'zcache_set', scope: ['auth'], ttl: CLAIM_TTL_SECONDS, nx: false }),
     ]);
+  });
+
+  it('never moves the newest time back when an overlapping run recorded a newer event first', async () => {
+    await expect(deliver(sold, { msgId: later }, { skipOutdated: true })).resolves.toHaveLength(1);
+    const key = newestKey(subscription.id, auction);
+    // The earlier event's run checked before the newer one was recorded: its first read finds nothing.
+    missNext = key;
+    await expect(deliver(opened, { msgId: earlier }, { skipOutdated: true })).resolves.toHaveLength(1);
+    expect(zapier().platform.peek(IDENTITY, key)).toEqual({ at: timeOfProviderId(later) });
   });
 
   it.each([[false], ['false'], ['no'], [undefined], ['']])(
@@ -191,7 +211,7 @@ describe('every field the auction service sends', () => {
     expect(item).toMatchObject({
       id: MSG_ID,
       eventType: 'AUCTION_STATUS_CHANGE',
-      occurredAt: '2026-11-22T09:30:15+00:00',
+      occurredAt: MSG_OCCURRED_AT,
       statusLabel: 'Open For Bidding',
       payload__id: 'theirs',
       payload__statusLabel: 'theirs',
@@ -202,7 +222,8 @@ describe('every field the auction service sends', () => {
     const deep = `${'{"next":'.repeat(5_000)}"bottom"${'}'.repeat(5_000)}`;
     const many = Array.from({ length: 1_000 }, (_, index) => `"field${index}":${index}`).join(',');
     const promised = JSON.stringify(payload).slice(1, -1);
-    const body = `{${promised},"deep":${deep},${many},"big":"${'x'.repeat(1_000_000)}"}`;
+    const photos = JSON.stringify(Array.from({ length: 11 }, () => 'p'.repeat(10_000)));
+    const body = `{${promised},"deep":${deep},"photos":${photos},"count":7,${many},"big":"${'x'.repeat(1_000_000)}"}`;
     const item = only(
       await zapier().perform({ authData, subscribeData: subscription, rawRequest: signedRequest(body), inputData: {} }),
     );
@@ -210,6 +231,10 @@ describe('every field the auction service sends', () => {
     expect(Object.keys(item).length).toBeLessThanOrEqual(7 + EXTRA_LIMITS.fields);
     expect(JSON.stringify(item).length).toBeLessThan(EXTRA_LIMITS.totalLength + 20_000);
     expect(Object.keys(item).filter((key) => key.startsWith('deep__'))).toEqual([]);
+    // A list too long for the text allowance keeps what fits, and fields after it still arrive.
+    expect(Array.isArray(item.photos) ? item.photos.length : 0).toBe(EXTRA_LIMITS.totalLength / 10_000);
+    expect(item.count).toBe(7);
+    expect(item.field0).toBe(0);
   });
 
   it('keeps __proto__ and constructor out, and the prototype clean', async () => {
@@ -220,7 +245,11 @@ describe('every field the auction service sends', () => {
       rawRequest: signedRequest(body),
       inputData: {},
     });
-    const item = only(result);
+    if (!Array.isArray(result) || result.length !== 1) throw new Error('expected one item');
+    const [item]: unknown[] = result;
+    if (typeof item !== 'object' || item === null) throw new Error('expected an item');
+    expect(Object.getPrototypeOf(item)).toBe(Object.prototype);
+    expect(Reflect.get(item, 'polluted')).toBeUndefined();
     expect(Object.keys(item)).not.toContain('__proto__');
     expect(Object.keys(item)).not.toContain('constructor');
     expect(Object.prototype).not.toHaveProperty('polluted');
@@ -240,7 +269,7 @@ describe('every field the auction service sends', () => {
       {
         id: MSG_ID,
         event: { ...payload, lotTitle: 'Spring Sale', auctioneer, id: 'x' },
-        timestamp: '2026-11-22T09:30:15Z',
+        timestamp: new Date(MSG_TIME).toISOString(),
       },
     ]);
     const fields = await zapier().invoke('triggers.auction_status_changed.operation.outputFields', {

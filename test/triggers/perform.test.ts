@@ -4,10 +4,13 @@ import {
   APP_ID,
   ENDPOINT_ID,
   MSG_ID,
+  MSG_OCCURRED_AT,
+  MSG_TIME,
   PROVIDER,
   SECRET,
   authData,
   failure,
+  messageIdAt,
   newSecret,
   payload,
   signedRequest,
@@ -39,7 +42,7 @@ describe('perform (a live delivery)', () => {
         statusLabel: 'Open For Bidding',
         eventType: 'AUCTION_STATUS_CHANGE',
         // When the event happened (its message id says so), not when this delivery was signed.
-        occurredAt: '2026-11-22T09:30:15+00:00',
+        occurredAt: MSG_OCCURRED_AT,
       },
     ]);
   });
@@ -72,6 +75,15 @@ describe('perform (a live delivery)', () => {
     expect(refused.message).toMatch(/signed more than 7 days ago/);
     // Every delivery inside the window finds the claim of an earlier one.
     expect(CLAIM_TTL_SECONDS).toBeGreaterThan(SIGNING_WINDOW.maxAgeSeconds);
+  });
+
+  it('refuses, with a halt, a fresh delivery of an event older than the Zap remembers (a resend by hand)', async () => {
+    const eightDaysAgo = messageIdAt(Date.now() - 8 * 24 * 60 * 60_000);
+    const refused = await failure(run(signedRequest(body, { msgId: eightDaysAgo })));
+    expect(refused.name).toBe('HaltedError');
+    expect(refused.message).toMatch(/event that happened more than 7 days ago/);
+    const sixDaysAgo = messageIdAt(Date.now() - 6 * 24 * 60 * 60_000);
+    await expect(run(signedRequest(body, { msgId: sixDaysAgo }))).resolves.toHaveLength(1);
   });
 
   it('refuses a delivery signed more than five minutes ahead', async () => {
@@ -128,10 +140,10 @@ describe('perform (a live delivery)', () => {
 
   it('applies the statuses filter case-insensitively', async () => {
     await expect(
-      run(signedRequest(body, { msgId: 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Ha1' }), { statuses: ['open_for_bidding'] }),
+      run(signedRequest(body, { msgId: messageIdAt(Date.now()) }), { statuses: ['open_for_bidding'] }),
     ).resolves.toHaveLength(1);
     await expect(
-      run(signedRequest(body, { msgId: 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Ha2' }), {
+      run(signedRequest(body, { msgId: messageIdAt(Date.now()) }), {
         statuses: ['Open For Bidding', 'CLOSED'],
       }),
     ).resolves.toHaveLength(1);
@@ -164,7 +176,7 @@ describe('perform (a live delivery)', () => {
             id: MSG_ID,
             eventType: 'AUCTION_STATUS_CHANGE',
             payload,
-            timestamp: '2026-11-22T09:30:15Z',
+            timestamp: new Date(MSG_TIME).toISOString(),
           },
         ],
         iterator: null,
