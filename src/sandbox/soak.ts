@@ -256,16 +256,55 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   }
 };
 
+const USAGE = `Usage: npm run soak [-- --events N] [--share S] [--rotations R] [--json]
+
+  --events N      auction events to send (default 10000, at most 100000)
+  --share S       the share of events redelivered, forged, failed once and meeting a cache fault (default 0.01)
+  --rotations R   immediate rotations of the endpoint's secret (default 3, at least 15 s apart)
+  --json          end with the result as one line of JSON instead of the summary line`;
+
 export const main = async (argv: string[]): Promise<number> => {
-  const { values } = parseArgs({ args: argv, options: { events: { type: 'string' } } });
-  const events = values.events === undefined ? 10_000 : Number(values.events);
-  if (!Number.isInteger(events) || events < 1 || events > 100_000) {
-    process.stderr.write('--events takes a whole number from 1 to 100000.\n');
+  let values: { events?: string; share?: string; rotations?: string; json?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        events: { type: 'string' },
+        share: { type: 'string' },
+        rotations: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+    }));
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
     return 2;
   }
-  const result = await runSoak({ events, say: (line) => process.stdout.write(`${line}\n`) });
-  process.stdout.write(`${soakLine(result)}\n`);
-  for (const line of result.lostDetail) process.stdout.write(`lost: ${line}\n`);
+  const events = values.events === undefined ? 10_000 : Number(values.events);
+  const share = values.share === undefined ? 0.01 : Number(values.share);
+  const rotations = values.rotations === undefined ? 3 : Number(values.rotations);
+  if (
+    !Number.isInteger(events) ||
+    events < 1 ||
+    events > 100_000 ||
+    !(share >= 0 && share <= 0.2) ||
+    !Number.isInteger(rotations) ||
+    rotations < 0 ||
+    rotations > 10
+  ) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  const result = await runSoak({
+    events,
+    redeliveryRate: share,
+    forgeryRate: share,
+    failureRate: share,
+    cacheFaultRate: share,
+    rotations,
+    say: (line) => process.stdout.write(`${line}\n`),
+  });
+  process.stdout.write(`${values.json ? JSON.stringify(result) : soakLine(result)}\n`);
+  if (!values.json) for (const line of result.lostDetail) process.stdout.write(`lost: ${line}\n`);
   return result.lost === 0 && result.doubled === 0 && result.forgedAccepted === 0 ? 0 : 1;
 };
 

@@ -1,4 +1,5 @@
 import Ajv, { type ValidateFunction } from 'ajv';
+import { ApiException } from 'svix';
 import addFormats from 'ajv-formats';
 import schemas from '../fixtures/svix-schemas.json';
 
@@ -49,3 +50,26 @@ export const recordingFetch =
     });
     return response;
   };
+
+/** Which response schema a recorded answer must match (undefined: an empty answer). */
+export type SchemaOf = (answer: Recorded) => SchemaName | undefined;
+
+/** Every recorded answer checked against its schema: one line per mismatch. */
+export const schemaMismatches = (recorded: readonly Recorded[], schemaOf: SchemaOf): string[] =>
+  recorded.flatMap((answer) => {
+    const name = schemaOf(answer);
+    return name
+      ? schemaErrors(name, answer.body).map((error) => `${answer.method} ${answer.path} (${name}): ${error}`)
+      : [];
+  });
+
+/** The SDK's error for a request the emulator must refuse. */
+export const apiError = async (promise: Promise<unknown>): Promise<ApiException<unknown>> => {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ApiException) return error;
+    throw error;
+  }
+  throw new Error('expected the emulator to refuse the request');
+};

@@ -2,6 +2,9 @@ import fc from 'fast-check';
 import { messageId, secretReread, useDeliveries } from '../helpers/deliveries';
 
 const deliver = useDeliveries();
+
+// Hundreds of invocations through core's handler: seconds on a busy machine, not a measure.
+jest.setTimeout(60_000);
 import { errorDetails } from '../helpers/fixtures';
 
 /** Generated forgeries (fast-check): perform refuses every signature not made with the endpoint's secret. */

@@ -10,6 +10,9 @@ import {
 
 const deliver = useDeliveries();
 
+// Hundreds of invocations through core's handler: seconds on a busy machine, not a measure.
+jest.setTimeout(60_000);
+
 /**
  * The bad-input corpus (test/fixtures/hostileDeliveries.ts) through perform.
  * Each delivery gets a clear error or is dropped by design; none gets a

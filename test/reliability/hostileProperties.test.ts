@@ -12,6 +12,9 @@ import {
 
 const deliver = useDeliveries();
 
+// Hundreds of invocations through core's handler: seconds on a busy machine, not a measure.
+jest.setTimeout(60_000);
+
 /**
  * Generated input (fast-check) through the codecs and perform. Each test file
  * stays under 250 invocations of the app: zapier-platform-core keeps every

@@ -1,8 +1,8 @@
-import { ApiException, Svix } from 'svix';
+import { Svix } from 'svix';
 import { ProviderEmulator } from '../../src/sandbox/emulator';
 import { EVENT_TYPE_NAME } from '../../src/provider/eventType';
 import { timeOfProviderId } from '../../src/provider/ksuid';
-import { recordingFetch, schemaErrors, type Recorded, type SchemaName } from '../helpers/svixSchemas';
+import { apiError, recordingFetch, schemaMismatches, type Recorded, type SchemaName } from '../helpers/svixSchemas';
 
 /**
  * Integrations and their app-scoped keys, through the provider's JS SDK and
@@ -58,16 +58,6 @@ const schemaFor = ({ method, path, status }: Recorded): SchemaName | undefined =
   throw new Error(`no schema for ${method} ${path}`);
 };
 
-const apiError = async (promise: Promise<unknown>): Promise<ApiException<unknown>> => {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ApiException) return error;
-    throw error;
-  }
-  throw new Error('expected the emulator to refuse the request');
-};
-
 const payload = { auctioneerUuid: 'a1', auctionUuid: 'b2', status: 'OPEN_FOR_BIDDING' };
 
 let account: Svix;
@@ -80,12 +70,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  const mismatches = recorded.flatMap((answer) => {
-    const name = schemaFor(answer);
-    return name
-      ? schemaErrors(name, answer.body).map((error) => `${answer.method} ${answer.path} (${name}): ${error}`)
-      : [];
-  });
+  const mismatches = schemaMismatches(recorded, schemaFor);
   expect(mismatches).toEqual([]);
   await emulator.stop();
 });

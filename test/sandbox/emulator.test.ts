@@ -1,11 +1,18 @@
 import { createServer } from 'node:http';
-import { ApiException, Svix, Webhook } from 'svix';
+import { Svix, Webhook } from 'svix';
 import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulator';
 import { listenOnLoopback } from '../../src/sandbox/net';
 import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/provider/eventType';
 import { timeOfProviderId } from '../../src/provider/ksuid';
 import { startReceiver, stringHeaders, type Receiver } from '../helpers/receiver';
-import { recordingFetch, schemaErrors, type Recorded, type SchemaName } from '../helpers/svixSchemas';
+import {
+  apiError,
+  recordingFetch,
+  schemaErrors,
+  schemaMismatches,
+  type Recorded,
+  type SchemaName,
+} from '../helpers/svixSchemas';
 
 /**
  * The provider emulator, driven by the provider's own JS SDK as its client.
@@ -78,26 +85,11 @@ const registerEventType = () =>
     schemas: auctionStatusChangeEventType.schemas,
   });
 
-const apiError = async (promise: Promise<unknown>): Promise<ApiException<unknown>> => {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ApiException) return error;
-    throw error;
-  }
-  throw new Error('expected the emulator to refuse the request');
-};
-
 const payload = { auctioneerUuid: 'a1', auctionUuid: 'b2', status: 'OPEN_FOR_BIDDING' };
 
 afterEach(async () => {
   // Every answer the SDK saw in this test matches the provider's schema.
-  const mismatches = recorded.flatMap((answer) => {
-    const name = schemaFor(answer);
-    return name
-      ? schemaErrors(name, answer.body).map((error) => `${answer.method} ${answer.path} (${name}): ${error}`)
-      : [];
-  });
+  const mismatches = schemaMismatches(recorded, schemaFor);
   expect(mismatches).toEqual([]);
   await emulator.stop();
   for (const started of receivers.splice(0)) await started.close();
