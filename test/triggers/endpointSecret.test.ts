@@ -19,6 +19,8 @@ import { IDENTITY, usePlatform } from '../helpers/platform';
  */
 
 const zapier = usePlatform({ delayMs: 1 });
+// Some tests wait for the allowance of reads on purpose (seconds each).
+jest.setTimeout(30_000);
 const KEY = `testsk_${randomBytes(8).toString('hex')}`;
 const body = JSON.stringify(payload);
 const defaults = { ...secretSettings };
