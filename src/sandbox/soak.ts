@@ -172,7 +172,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     const rotateEvery = rotations > 0 ? Math.floor(options.events / (rotations + 1)) : 0;
 
     for (let index = 0; index < options.events; index += 1) {
-      const rotationDue = rotateEvery > 0 && index > 0 && index % rotateEvery === 0;
+      // Due from every rotateEvery-th event on, and made as soon as the gap since the last allows.
+      const rotationDue = rotateEvery > 0 && index >= rotateEvery * (rotated + 1);
       if (rotationDue && rotated < rotations && Date.now() - lastRotation >= ROTATION_GAP_MS) {
         // An immediate rotation: from now on deliveries carry only the new secret's signature.
         await client.call({
