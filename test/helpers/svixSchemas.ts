@@ -73,3 +73,25 @@ export const apiError = async (promise: Promise<unknown>): Promise<ApiException<
   }
   throw new Error('expected the emulator to refuse the request');
 };
+
+/** The schema an answer must match, by route and status (undefined: no body to check). */
+export const schemaFor: SchemaOf = ({ method, path, status, body }) => {
+  if (status === 422) return 'HTTPValidationError';
+  if (status >= 400) return 'HttpErrorOut';
+  if (status === 204 || body === undefined) return undefined;
+  const route = path.replace(/\/+$/, '').split('/').slice(3);
+  const [collection, , sub, , leaf] = route;
+  const list = method === 'GET';
+  if (collection === 'event-type') return route.length === 1 && list ? 'ListResponse_EventTypeOut_' : 'EventTypeOut';
+  if (route.length <= 2) return route.length === 1 && list ? 'ListResponse_ApplicationOut_' : 'ApplicationOut';
+  if (sub === 'endpoint') {
+    if (leaf === 'secret') return 'EndpointSecretOut';
+    return route.length === 3 && list ? 'ListResponse_EndpointOut_' : 'EndpointOut';
+  }
+  if (sub === 'msg') return route.length === 3 && list ? 'ListResponse_MessageOut_' : 'MessageOut';
+  if (sub === 'integration') {
+    if (leaf === 'key') return 'IntegrationKeyOut';
+    return route.length === 3 && list ? 'ListResponse_IntegrationOut_' : 'IntegrationOut';
+  }
+  throw new Error(`no schema for ${method} ${path}`);
+};

@@ -2,7 +2,7 @@ import { Svix } from 'svix';
 import { ProviderEmulator } from '../../src/sandbox/emulator';
 import { EVENT_TYPE_NAME } from '../../src/provider/eventType';
 import { timeOfProviderId } from '../../src/provider/ksuid';
-import { apiError, recordingFetch, schemaMismatches, type Recorded, type SchemaName } from '../helpers/svixSchemas';
+import { apiError, recordingFetch, schemaFor, schemaMismatches, type Recorded } from '../helpers/svixSchemas';
 
 /**
  * Integrations and their app-scoped keys, through the provider's JS SDK and
@@ -35,27 +35,6 @@ const call = async (
   });
   const text = await response.text();
   return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
-};
-
-const schemaFor = ({ method, path, status }: Recorded): SchemaName | undefined => {
-  if (status === 422) return 'HTTPValidationError';
-  if (status >= 400) return 'HttpErrorOut';
-  if (status === 204) return undefined;
-  const route = path.replace(/\/+$/, '').split('/').slice(3);
-  const [collection, , sub, , leaf] = route;
-  const list = method === 'GET';
-  if (collection === 'event-type') return route.length === 1 && list ? 'ListResponse_EventTypeOut_' : 'EventTypeOut';
-  if (route.length <= 2) return route.length === 1 && list ? 'ListResponse_ApplicationOut_' : 'ApplicationOut';
-  if (sub === 'endpoint') {
-    if (leaf === 'secret') return 'EndpointSecretOut';
-    return route.length === 3 && list ? 'ListResponse_EndpointOut_' : 'EndpointOut';
-  }
-  if (sub === 'msg') return route.length === 3 && list ? 'ListResponse_MessageOut_' : 'MessageOut';
-  if (sub === 'integration') {
-    if (leaf === 'key') return 'IntegrationKeyOut';
-    return route.length === 3 && list ? 'ListResponse_IntegrationOut_' : 'IntegrationOut';
-  }
-  throw new Error(`no schema for ${method} ${path}`);
 };
 
 const payload = { auctioneerUuid: 'a1', auctionUuid: 'b2', status: 'OPEN_FOR_BIDDING' };

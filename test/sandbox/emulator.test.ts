@@ -9,9 +9,9 @@ import {
   apiError,
   recordingFetch,
   schemaErrors,
+  schemaFor,
   schemaMismatches,
   type Recorded,
-  type SchemaName,
 } from '../helpers/svixSchemas';
 
 /**
@@ -53,29 +53,6 @@ const receiver = async (answer?: (index: number) => number): Promise<Receiver> =
   const started = await startReceiver(answer);
   receivers.push(started);
   return started;
-};
-
-/** The schema an answer must match, by route and status. */
-const schemaFor = ({ method, path, status }: Recorded): SchemaName | undefined => {
-  if (status === 422) return 'HTTPValidationError';
-  if (status >= 400) return 'HttpErrorOut';
-  if (status === 204) return undefined;
-  const route = path.replace(/\/+$/, '').split('/').slice(3);
-  const [collection, , sub, , leaf] = route;
-  const list = method === 'GET';
-  if (collection === 'event-type') return route.length === 1 && list ? 'ListResponse_EventTypeOut_' : 'EventTypeOut';
-  if (route.length === 1) return list ? 'ListResponse_ApplicationOut_' : 'ApplicationOut';
-  if (route.length === 2) return 'ApplicationOut';
-  if (sub === 'endpoint') {
-    if (leaf === 'secret') return 'EndpointSecretOut';
-    return route.length === 3 && list ? 'ListResponse_EndpointOut_' : 'EndpointOut';
-  }
-  if (sub === 'msg') return route.length === 3 && list ? 'ListResponse_MessageOut_' : 'MessageOut';
-  if (sub === 'integration') {
-    if (leaf === 'key') return 'IntegrationKeyOut';
-    return route.length === 3 && list ? 'ListResponse_IntegrationOut_' : 'IntegrationOut';
-  }
-  return undefined;
 };
 
 const registerEventType = () =>
