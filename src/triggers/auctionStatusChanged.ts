@@ -216,7 +216,7 @@ export const auctionStatusChanged = defineTrigger({
     inputFields: [
       {
         key: 'statuses',
-        label: 'Only These Statuses',
+        label: FILTER_LABELS.statuses,
         list: true,
         required: false,
         dynamic: `${recentStatuses.key}.id.name`,
@@ -225,7 +225,7 @@ export const auctionStatusChanged = defineTrigger({
       },
       {
         key: 'auctioneerUuid',
-        label: 'Only This Auctioneer',
+        label: FILTER_LABELS.auctioneerUuid,
         required: false,
         dynamic: `${recentAuctioneers.key}.id.name`,
         helpText:
