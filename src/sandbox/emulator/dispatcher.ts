@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { secretKey, sign } from '../../provider/signature';
-import { newId, type AppRecord, type EndpointRecord, type MessageRecord, type Store } from './store';
+import { EXPIRED_PAYLOAD, newId, type AppRecord, type EndpointRecord, type MessageRecord, type Store } from './store';
 
 /**
  * Delivers messages the way the provider does: a signed POST of the payload to
@@ -140,9 +140,11 @@ export class Dispatcher {
 
   private async attempt(task: Task): Promise<void> {
     const endpoint = task.app.endpoints.get(task.endpointId);
-    // Deleted or disabled since: the provider stops delivering to it.
-    if (!endpoint || endpoint.disabled || this.stopped) return;
-    const body = JSON.stringify(task.message.payload);
+    // Deleted or disabled since: the provider stops delivering to it. A message
+    // whose payload is no longer kept cannot be sent again.
+    const payload = this.store.payloadOf(task.message);
+    if (!endpoint || endpoint.disabled || this.stopped || payload === EXPIRED_PAYLOAD) return;
+    const body = JSON.stringify(payload);
     const timestamp = String(Math.floor(Date.now() / 1000));
     const outcome = await this.post(endpoint, task.message.id, timestamp, body);
     this.stats.attempts += 1;

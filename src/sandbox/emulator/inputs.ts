@@ -117,6 +117,18 @@ export const EndpointSecretRotateIn = t.partial(
 );
 export type EndpointSecretRotateIn = t.TypeOf<typeof EndpointSecretRotateIn>;
 
+/** A whole number from `min` to `max`, as the contract bounds its int64 fields. */
+const intFrom = (min: number, max: number, name: string) =>
+  new t.Type<number, number, unknown>(
+    name,
+    (value): value is number => Number.isInteger(value) && Number(value) >= min && Number(value) <= max,
+    (value, context) =>
+      typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
+        ? t.success(value)
+        : t.failure(value, context),
+    t.identity,
+  );
+
 export const MessageIn = t.intersection(
   [
     t.type({ eventType: EventTypeName, payload: t.UnknownRecord }),
@@ -124,6 +136,10 @@ export const MessageIn = t.intersection(
       eventId: nullable(Uid),
       channels: nullable(t.array(t.string)),
       tags: nullable(t.array(t.string)),
+      /** Days the payload is kept (1 to 90, 90 by default); not together with payloadRetentionHours. */
+      payloadRetentionPeriod: nullable(intFrom(1, 90, 'PayloadRetentionDays')),
+      /** Hours the payload is kept (1 to 2160). */
+      payloadRetentionHours: nullable(intFrom(1, 2160, 'PayloadRetentionHours')),
     }),
   ],
   'MessageIn',

@@ -72,6 +72,8 @@ export interface EmulatorOptions {
   fault?: (context: FaultContext) => Fault | undefined;
   /** Holds the answer to a request this many ms (a slow provider); the work itself is done at once. */
   delayMs?: (context: FaultContext) => number | undefined;
+  /** The time payload retention is measured by (Date.now by default): tests move it forward. */
+  clock?: () => number;
 }
 
 export interface EmulatorStats {
@@ -133,9 +135,10 @@ const endpointOut = (endpoint: EndpointRecord) => {
 
 const eventTypeOut = (eventType: EventTypeRecord) => ({ ...eventType });
 
-const messageOut = (message: MessageRecord, withContent: boolean) => {
-  const { seq, attempts, ...out } = message;
-  return withContent ? out : { ...out, payload: {} };
+/** `payload` is what the store keeps of it now (see Store.payloadOf). */
+const messageOut = (message: MessageRecord, payload: Readonly<Record<string, unknown>>, withContent: boolean) => {
+  const { seq, attempts, payloadUntil, ...out } = message;
+  return { ...out, payload: withContent ? payload : {} };
 };
 
 const listOut = <T, O>(list: ListAnswer<T>, map: (item: T) => O): ListAnswer<O> => ({
@@ -194,7 +197,7 @@ export class ProviderEmulator {
 
   constructor(private readonly options: EmulatorOptions) {
     if (!options.apiKey) throw new Error('The provider emulator needs an API key to expect.');
-    this.store = new Store({ ...DEFAULT_LIMITS, ...options.limits });
+    this.store = new Store({ ...DEFAULT_LIMITS, ...options.limits }, options.clock);
     this.dispatcher = new Dispatcher(this.store, {
       retryScheduleMs: options.retryScheduleMs ?? SANDBOX_RETRY_SCHEDULE_MS,
       attemptTimeoutMs: options.attemptTimeoutMs ?? 5_000,
@@ -535,19 +538,36 @@ export class ProviderEmulator {
             query.get('iterator') ?? undefined,
             eventTypesOf(query),
           );
-          return { status: 200, body: listOut(list, (message) => messageOut(message, withContent)) };
+          return {
+            status: 200,
+            body: listOut(list, (message) => messageOut(message, this.store.payloadOf(message), withContent)),
+          };
         }
         if (method === 'POST') {
           const message = this.store.createMessage(app, decoded(MessageIn, body));
           this.dispatcher.dispatch(app, message);
-          return { status: 202, body: messageOut(message, flagOf(query, 'with_content', true)) };
+          return {
+            status: 202,
+            body: messageOut(message, this.store.payloadOf(message), flagOf(query, 'with_content', true)),
+          };
         }
         throw notAllowed();
       }
       if (segments.length === 6 && subId) {
-        if (method === 'GET')
-          return { status: 200, body: messageOut(this.store.message(app, subId), flagOf(query, 'with_content', true)) };
+        if (method === 'GET') {
+          // By its id or the eventId it was created with, as the provider answers.
+          const message = this.store.message(app, subId);
+          return {
+            status: 200,
+            body: messageOut(message, this.store.payloadOf(message), flagOf(query, 'with_content', true)),
+          };
+        }
         throw notAllowed();
+      }
+      if (segments.length === 7 && subId && leaf === 'content') {
+        if (method !== 'DELETE') throw notAllowed();
+        this.store.expungeContent(this.store.message(app, subId));
+        return { status: 204 };
       }
       if (segments.length === 9 && subId && leaf === 'endpoint' && leafId && action === 'resend') {
         if (method !== 'POST') throw notAllowed();

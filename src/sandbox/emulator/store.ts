@@ -85,7 +85,16 @@ export interface MessageRecord {
   tags?: string[];
   timestamp: string;
   attempts: AttemptRecord[];
+  /** When the payload stops being kept (ms since the epoch); it is gone earlier once deleted. */
+  payloadUntil: number;
 }
+
+/** What the provider answers in place of a payload it no longer keeps (after its retention, or once deleted). */
+export const EXPIRED_PAYLOAD: Readonly<Record<string, unknown>> = Object.freeze({ expired: true });
+
+/** Payloads are kept 90 days unless the message says otherwise. */
+const DEFAULT_RETENTION_DAYS = 90;
+const HOUR_MS = 60 * 60 * 1000;
 
 export interface EndpointRecord {
   id: string;
@@ -229,7 +238,14 @@ export class Store {
   /** Every working integration key, to the app and integration it belongs to. */
   private readonly integrationKeys = new Map<string, { appId: string; integrationId: string }>();
 
-  constructor(private readonly limits: Limits = DEFAULT_LIMITS) {}
+  /**
+   * `clock` is the time payload retention is measured by: tests move it
+   * forward to see a payload expire without waiting for it.
+   */
+  constructor(
+    private readonly limits: Limits = DEFAULT_LIMITS,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   // ---- Consumer Apps -------------------------------------------------------
 
@@ -434,6 +450,17 @@ export class Store {
 
   createMessage(app: AppRecord, input: MessageIn): MessageRecord {
     const eventId = input.eventId ?? undefined;
+    const days = input.payloadRetentionPeriod ?? undefined;
+    const hours = input.payloadRetentionHours ?? undefined;
+    if (days !== undefined && hours !== undefined) {
+      throw ApiError.invalid([
+        {
+          loc: ['body', 'payloadRetentionHours'],
+          msg: 'payloadRetentionPeriod and payloadRetentionHours are mutually exclusive',
+          type: 'value_error',
+        },
+      ]);
+    }
     if (eventId !== undefined && this.findMessageByEventId(app, eventId)) {
       throw ApiError.conflict('A message with this eventId already exists.');
     }
@@ -446,6 +473,7 @@ export class Store {
       payload: input.payload,
       timestamp: iso(at),
       attempts: [],
+      payloadUntil: this.clock() + (hours ?? (days ?? DEFAULT_RETENTION_DAYS) * 24) * HOUR_MS,
       ...optional('eventId', eventId),
       ...optional('channels', input.channels),
       ...optional('tags', input.tags),
@@ -503,6 +531,17 @@ export class Store {
     }
     const done = items.length <= limit;
     return page(items.slice(0, limit), limit, (message) => message.id, done);
+  }
+
+  /** The payload, while it is kept; `{"expired": true}` after its retention or once deleted. */
+  payloadOf(message: MessageRecord): Readonly<Record<string, unknown>> {
+    return this.clock() < message.payloadUntil ? message.payload : EXPIRED_PAYLOAD;
+  }
+
+  /** Deletes a message's payload: from now on it reads as expired, and it is not delivered again. */
+  expungeContent(message: MessageRecord): void {
+    message.payload = {};
+    message.payloadUntil = Number.NEGATIVE_INFINITY;
   }
 
   recordAttempt(message: MessageRecord, attempt: AttemptRecord): void {
