@@ -7,12 +7,14 @@ import {
   describeUnexpectedShape,
   describeUnreachable,
   READERS,
+  type Failure,
   type Reader,
 } from '../src/provider/failures';
 import { checkServerUrl } from '../src/provider/serverUrl';
 import { decodePayload, parseBody, refusalMessage, type DeliveryRefusal } from '../src/triggers/delivery';
 import { FILTER_LABELS, unreadableFilter, type FilterField } from '../src/triggers/filters';
 import { NO_TIME } from '../src/triggers/recentEvents';
+import { couldNotConfirm, RECORD_REFUSALS } from '../src/triggers/record';
 import { API_KEY } from './helpers/fixtures';
 
 /**
@@ -31,22 +33,24 @@ const CAUSES: unknown[] = [
 ];
 const BODY_422 = { detail: [{ loc: ['body', 'url'], msg: 'invalid', type: 'value_error' }] };
 
-/** Every provider failure message for one reader. */
-const providerMessages = (reader: Reader): string[] => [
-  ...STATUSES.map(
-    (status) =>
-      describeStatus(
-        status,
-        status === 422 ? BODY_422 : { code: 'x', detail: 'x' },
-        { action: 'doing it', reader },
-        '30',
-      ).message,
+/** Every provider failure for one reader. */
+const providerFailures = (reader: Reader): Failure[] => [
+  ...STATUSES.map((status) =>
+    describeStatus(
+      status,
+      status === 422 ? BODY_422 : { code: 'x', detail: 'x' },
+      { action: 'doing it', reader },
+      '30',
+    ),
   ),
-  describeStatus(429, {}, { action: 'doing it', reader }).message,
-  describeNotJson('doing it', reader).message,
-  describeUnexpectedShape('doing it', ['ApplicationOut.name: expected text'], reader).message,
-  ...CAUSES.map((cause) => describeUnreachable('doing it', 'https://api.svix.com', cause, reader).message),
+  describeStatus(429, {}, { action: 'doing it', reader }),
+  describeNotJson('doing it', reader),
+  describeUnexpectedShape('doing it', ['ApplicationOut.name: expected text'], reader),
+  ...CAUSES.map((cause) => describeUnreachable('doing it', 'https://api.svix.com', cause, reader)),
 ];
+
+/** Every provider failure message for one reader. */
+const providerMessages = (reader: Reader): string[] => providerFailures(reader).map((failure) => failure.message);
 
 const FILTER_FIELDS: FilterField[] = ['statuses', 'auctioneerUuid', 'skipOutdated'];
 
@@ -92,8 +96,19 @@ const zapierMessages = async (): Promise<string[]> => {
     ...connectionMessages,
     invalid.ok ? '' : invalid.message,
     notJson.ok ? '' : notJson.message,
+    ...recordMessages(),
   ];
 };
+
+const MESSAGE_ID = 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Aa1';
+
+/** What a delivery checked against the provider's record can say: refusals, and each failure to read it. */
+const recordMessages = (): string[] => [
+  RECORD_REFUSALS.notConfirmed,
+  RECORD_REFUSALS.beforeEndpoint(MESSAGE_ID),
+  RECORD_REFUSALS.expired(MESSAGE_ID),
+  ...providerFailures('zap-run').map((failure) => couldNotConfirm(MESSAGE_ID)(failure).message),
+];
 
 const TERMINAL = /\bnpm\b|terminal|command line|--[a-z]|\brun the set-up again\b/i;
 
@@ -136,6 +151,16 @@ describe('messages, where they are read', () => {
 
   it("does not blame the sender's clock for a signing time out of the window", () => {
     for (const refusal of REFUSALS) expect(refusalMessage(refusal)).not.toMatch(/clock/i);
+  });
+
+  it('an event that was not checked names it and says how to send it again; a refusal of junk does not invite a resend', () => {
+    for (const failure of providerFailures('zap-run')) {
+      const message = couldNotConfirm(MESSAGE_ID)(failure).message;
+      expect(message).toContain(MESSAGE_ID);
+      expect(message).toMatch(/resend it to this Zap's endpoint/);
+    }
+    expect(RECORD_REFUSALS.notConfirmed).not.toMatch(/resend/i);
+    expect(RECORD_REFUSALS.expired(MESSAGE_ID)).toContain(MESSAGE_ID);
   });
 
   it('never carries a key', async () => {

@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Connection } from './connection';
-import { ApplicationOut, EndpointOut, EndpointSecretOut, ListResponseMessageOut, type MessageOut } from './codecs';
+import { ApplicationOut, EndpointOut, EndpointSecretOut, ListResponseMessageOut, MessageOut } from './codecs';
 import { EVENT_TYPE_NAME, type ProviderTransport } from './eventType';
-import { isEndpointId, isPathSafeUid } from './ids';
-import { callProvider, decodeAnswer, type Caller, type ProviderCall } from './request';
+import { isEndpointId, isMessageId, isPathSafeUid } from './ids';
+import { isRight } from 'fp-ts/Either';
+import { describeDecodeErrors } from '../models/decode';
+import { describeUnexpectedShape, type Failure } from './failures';
+import { callProvider, decodeAnswer, raise, type Caller, type ProviderCall } from './request';
 
 /**
  * The provider operations this integration uses, one function each. Every id
@@ -122,7 +125,7 @@ export const endpointIsReady = (endpoint: EndpointOut, url: string): boolean => 
 export const getEndpointSecret = async (
   caller: Caller,
   endpointId: string,
-  options: Pick<ProviderCall, 'timeoutMs' | 'attempts'> = {},
+  options: Pick<ProviderCall, 'timeoutMs' | 'attempts' | 'reword'> = {},
 ): Promise<string> => {
   const action = "reading the signing secret of this Zap's endpoint";
   const answer = await callProvider(caller, {
@@ -158,4 +161,37 @@ export const listRecentMessages = async (caller: Caller, limit: number): Promise
     notFound: appNotFound(caller.connection),
   });
   return decodeAnswer(caller, ListResponseMessageOut, answer.body, action).data;
+};
+
+export const READ_MESSAGE = "reading this event's record in your Consumer App";
+
+/**
+ * One message of the Consumer App, by its id, as the provider keeps it (it
+ * also answers to a message's eventId: callers compare the id). Tried twice
+ * when the provider fails for a moment; `reword` tells the person more about
+ * any other failure.
+ */
+export const getMessage = async (
+  caller: Caller,
+  messageId: string,
+  reword: (failure: Failure) => Failure,
+): Promise<MessageOut | undefined> => {
+  if (!isMessageId(messageId)) return undefined;
+  const answer = await callProvider(caller, {
+    method: 'GET',
+    path: `${appPath(caller.connection)}/msg/${encodeURIComponent(messageId)}`,
+    params: { with_content: true },
+    action: READ_MESSAGE,
+    accept: [404],
+    attempts: 2,
+    timeoutMs: 5_000,
+    reword,
+  });
+  if (answer.status === 404) return undefined;
+  const decoded = MessageOut.decode(answer.body);
+  if (isRight(decoded)) return decoded.right;
+  return raise(
+    caller.z,
+    reword(describeUnexpectedShape(READ_MESSAGE, describeDecodeErrors(decoded.left), caller.reader)),
+  );
 };

@@ -38,8 +38,11 @@ export const EventTypeOut = t.intersection(
 );
 export type EventTypeOut = t.TypeOf<typeof EventTypeOut>;
 
-export const MessageOut = t.type(
-  { id: t.string, eventType: t.string, payload: t.unknown, timestamp: t.string },
+export const MessageOut = t.intersection(
+  [
+    t.type({ id: t.string, eventType: t.string, payload: t.unknown, timestamp: t.string }),
+    t.partial({ eventId: nullable(t.string) }),
+  ],
   'MessageOut',
 );
 export type MessageOut = t.TypeOf<typeof MessageOut>;
@@ -49,6 +52,9 @@ export const ListResponseMessageOut = t.intersection(
   'ListResponse_MessageOut_',
 );
 export type ListResponseMessageOut = t.TypeOf<typeof ListResponseMessageOut>;
+
+/** What the provider answers in place of a payload it no longer keeps (after its retention, or once deleted). */
+export const ExpiredPayload = t.strict({ expired: t.literal(true) }, 'ExpiredPayload');
 
 /** `{code, detail}`: the provider's error body for most statuses. */
 export const HttpErrorOut = t.type({ code: t.string, detail: t.unknown }, 'HttpErrorOut');

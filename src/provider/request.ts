@@ -104,6 +104,8 @@ export interface ProviderCall extends Omit<FailureContext, 'reader'> {
    * request is logged without its body.
    */
   secretAnswer?: boolean;
+  /** Rewords a failure before it is raised, for a caller that has more to tell the person. */
+  reword?: (failure: Failure) => Failure;
 }
 
 export interface ProviderAnswer {
@@ -124,7 +126,7 @@ export const callProvider = async (caller: Caller, call: ProviderCall): Promise<
     if (outcome.ok) return outcome.answer;
     const passing = outcome.failure.kind === 'error' && PASSING.has(outcome.failure.code);
     if (!passing || attempt >= attempts || caller.deadline.remainingMs() < SHORTEST_CALL_MS * 2) {
-      return raise(caller.z, outcome.failure);
+      return raise(caller.z, call.reword ? call.reword(outcome.failure) : outcome.failure);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

@@ -14,8 +14,11 @@ import { serveOnLoopback, type LoopbackServer } from './net';
  *
  * It behaves as the platform's cache does where that matters here: entries
  * expire after their TTL, `scope` keeps one connection's (or user's) entries
- * apart from another's, and `nx` is Redis's `SET NX`: the answer is `true`
- * when the value was stored and `null` when the key already existed.
+ * apart from another's, and `set` answers as Zapier documents it
+ * (zapier/zapier-platform#921): `true` stored, `false` not stored (with `nx`:
+ * the key exists), `null` throttled (nothing stored). `nxConflict: null`
+ * answers a conflict as Redis's own `SET NX` does, so the app is
+ * proven safe under either reading.
  */
 
 /** Who an invocation runs for: `['auth']` scopes to the connection, `['user']` to the Zapier user. */
@@ -50,8 +53,8 @@ export type RpcFault =
   | { kind: 'unavailable' }
   /** Do the work, then answer 503: core's retry then meets the entry the first attempt stored. */
   | { kind: 'store-then-unavailable' }
-  /** Answer `false` without storing, as a cache over its rate limit does. */
-  | { kind: 'refuse' }
+  /** Answer `null` without doing anything, as Zapier's cache does when it throttles a get or a set. */
+  | { kind: 'throttle' }
   /** Answer `{error}`: core gives up at once. */
   | { kind: 'error' }
   /** Answer a get as if the key were absent, as a read made a moment earlier would have. */
@@ -64,6 +67,11 @@ export interface PlatformOptions {
   fault?: (call: CacheCall) => RpcFault | undefined;
   /** At most this many live entries; the oldest go first. */
   maxEntries?: number;
+  /**
+   * What a `set` with `nx` answers when the key exists: `false` as Zapier
+   * documents (the default), or `null` as Redis's own `SET NX` does.
+   */
+  nxConflict?: false | null;
 }
 
 const RpcRequest = t.type(
@@ -106,6 +114,11 @@ export class PlatformStandIn {
   private rpcRequests = 0;
 
   constructor(private readonly options: PlatformOptions = {}) {}
+
+  /** From now on, a `set` with `nx` of an existing key answers this (see PlatformOptions.nxConflict). */
+  answerConflictsWith(answer: false | null): void {
+    this.options.nxConflict = answer;
+  }
 
   async start(): Promise<string> {
     this.server = await serveOnLoopback((request, response) => this.handle(request, response));
@@ -257,8 +270,7 @@ export class PlatformStandIn {
     if (fault) call.fault = fault.kind;
     if (fault?.kind === 'unavailable') return { status: 503, result: null };
     if (fault?.kind === 'error') return { status: 200, error: 'The cache could not answer.' };
-    if (fault?.kind === 'refuse') return { status: 200, result: false };
-    if (fault?.kind === 'miss') return { status: 200, result: null };
+    if (fault?.kind === 'throttle' || fault?.kind === 'miss') return { status: 200, result: null };
 
     const storageKey = this.storageKey(identity, key, scope);
     let result: unknown;
@@ -269,7 +281,7 @@ export class PlatformStandIn {
     } else if (typeof second !== 'string') {
       return { status: 200, error: 'zcache_set: the value must be JSON text.' };
     } else if (nx === true && this.live(storageKey) !== undefined) {
-      result = null;
+      result = this.options.nxConflict === null ? null : false;
     } else {
       this.store(storageKey, second, ttl);
       result = true;

@@ -28,7 +28,7 @@ import { checkEnvelope, signingHeaders } from '../provider/signature';
 import { decodePayload, parseBody, RawRequest, refuse, SubscribeData } from './delivery';
 import { recentAuctioneers, recentStatuses } from './choices';
 import { claimMessage, isTooOldToRemember, probeNx, SIGNING_WINDOW } from './claim';
-import { checkSignature, matchesKnownSecret } from './endpointSecret';
+import { checkSignature, verifyKnown } from './endpointSecret';
 import { FILTER_LABELS, passesFilters, readFilters, unreadableFilter, type Filters } from './filters';
 import { isOutdated, recordNewest } from './outdated';
 import { recentEvents } from './recentEvents';
@@ -109,6 +109,7 @@ const performUnsubscribe = async (z: ZObject, bundle: Bundle): Promise<{ removed
 };
 
 const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {
+  const startedAt = Date.now();
   // The CLI's `invoke trigger` calls perform with no delivery at all: answer as "Test trigger" does.
   if (bundle.rawRequest === undefined || bundle.rawRequest === null) return performList(z, bundle);
   const stored = SubscribeData.decode(bundle.subscribeData);
@@ -121,30 +122,31 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
   const body = raw.right.content;
 
   // 1. Verify: nothing unsigned, stale or forged reaches the Zap.
-  const envelope = checkEnvelope(
-    signingHeaders(raw.right.headers ?? {}),
-    Math.floor(Date.now() / 1000),
-    SIGNING_WINDOW,
-  );
+  const envelope = checkEnvelope(signingHeaders(raw.right.headers ?? {}), Math.floor(startedAt / 1000), SIGNING_WINDOW);
   if (!envelope.ok) return refuse(z, envelope.refusal);
   const { id: messageId, timestamp, signature } = envelope;
   const occurredAtMs = eventTimeMs(messageId, envelope.seconds * 1000);
   if (isTooOldToRemember(occurredAtMs, Date.now())) return refuse(z, 'event-too-old');
-  const signed = { id: messageId, timestamp, signature, body, signedAtMs: envelope.seconds * 1000 };
+  const signed = { id: messageId, timestamp, signature, body, signedAtSeconds: envelope.seconds };
   const endpoint = { ...subscription, connection: connectionScope(bundle.authData) };
-  let known = matchesKnownSecret(endpoint, signed);
-  if (!known) {
-    // One caller, and so one deadline, for every read this delivery makes.
-    let caller: Caller | undefined;
-    const check = await checkSignature(z, () => (caller ??= callerOf(z, bundle, 'zap-run')), endpoint, signed);
-    if (!check.verified) return refuse(z, check.why === 'no-match' ? 'no-valid-signature' : 'unchecked-signature');
-    known = check.known;
-  }
+  // One caller, and so one deadline, for every provider call this delivery makes.
+  let caller: Caller | undefined;
+  const callerFor = () => (caller ??= callerOf(z, bundle, 'zap-run'));
+  const verdict = verifyKnown(endpoint, signed) ?? (await checkSignature(z, callerFor, endpoint, signed, startedAt));
+  if (verdict.kind === 'refused') return refuse(z, verdict.why);
 
-  // 2. Decode the payload at the edge, and read the Zap's filters (which fail closed).
-  const parsed = parseBody(body);
-  if (!parsed.ok) throw new z.errors.Error(parsed.message, 'InvalidPayload', 400);
-  const payload = decodePayload(parsed.body);
+  // 2. Decode the event at the edge: the delivered body when the current secret signed it,
+  // otherwise the copy the provider's record confirmed (the delivered body is not used).
+  // Read the Zap's filters, which fail closed.
+  let event: unknown;
+  if (verdict.kind === 'signed') {
+    const parsed = parseBody(body);
+    if (!parsed.ok) throw new z.errors.Error(parsed.message, 'InvalidPayload', 400);
+    event = parsed.body;
+  } else {
+    event = verdict.event;
+  }
+  const payload = decodePayload(event);
   if (!payload.ok) throw new z.errors.Error(payload.message, 'InvalidPayload', 400);
   const filters = filtersOf(z, bundle);
 
@@ -154,7 +156,7 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
   if (filters.skipOutdated && (await isOutdated(z, subscription.id, item.auctionUuid, occurredAtMs))) return [];
 
   // 4. Run each message once per Zap, however often it is delivered.
-  if (!(await claimMessage(z, subscription.id, messageId, known.cacheHonoursNx))) return [];
+  if (!(await claimMessage(z, subscription.id, messageId, verdict.cacheHonoursNx))) return [];
   if (filters.skipOutdated) await recordNewest(z, subscription.id, item.auctionUuid, occurredAtMs);
   return [item];
 };

@@ -14,9 +14,11 @@ export const cacheGet = (z: ZObject, key: string): Promise<unknown> =>
   Promise.resolve<unknown>(Reflect.apply(z.cache.get, z.cache, [key, CACHE_SCOPE])).then((value) => value ?? undefined);
 
 /**
- * The cache's own answer: `true` when the value was stored; with `onlyIfAbsent`
- * (`nx`), `null` when the key existed already. Anything else (`false`, for
- * instance from a cache over its rate limit) means it was not stored.
+ * The cache's own answer, as Zapier documents it (zapier/zapier-platform#921):
+ * `true` stored; `false` not stored (with `onlyIfAbsent`, `nx`: the key
+ * exists); `null` throttled, nothing stored. A cache that answers as Redis's
+ * own SET NX does says `null` when the key exists: callers stay safe under
+ * either reading by reading the key back.
  */
 export const cacheSet = (
   z: ZObject,

@@ -53,11 +53,12 @@ export const invocationToken = (): string => {
 };
 
 /**
- * Whether the cache honours `nx`. Zapier's does (Redis's SET NX answers null
- * when the key exists); the local tester's mock ignores it and answers true
- * to every set. Two sets of one new key with `nx` tell them apart: true then
- * null on the platform, true twice on the mock. Undefined when the answers
- * say neither (the cache failed).
+ * Whether the cache honours `nx`. Zapier's does; the local tester's mock
+ * ignores it and answers `true` to every set. Two sets of one new key with
+ * `nx` tell them apart: `true` then `false` on Zapier (its documented answer
+ * when the key exists), or `true` then `null` from a cache that answers as
+ * Redis's own SET NX does; `true` twice on the mock. Undefined when the
+ * answers say neither (the cache failed).
  */
 export const probeNx = async (z: ZObject): Promise<boolean | undefined> => {
   const key = `nx-probe:${randomBytes(9).toString('hex')}`;
@@ -65,11 +66,22 @@ export const probeNx = async (z: ZObject): Promise<boolean | undefined> => {
     const first = await cacheSet(z, key, 1, 60, true);
     const second = await cacheSet(z, key, 1, 60, true);
     if (first !== true) return undefined;
-    return second === true ? false : second === null ? true : undefined;
+    return second === true ? false : second === false || second === null ? true : undefined;
   } catch {
     return undefined;
   }
 };
+
+/**
+ * The pauses before a claim that was not stored is tried again. Zapier's cache
+ * answers `null` when it throttles a call; a one-off throttle must not leave a
+ * message unclaimed (a later redelivery would run it again), and a cache that
+ * stays throttled must not hold the Zap up: about 300 ms in all, then the Zap
+ * runs unclaimed. An object so tests can read it.
+ */
+export const claimSettings: { retryPausesMs: readonly number[] } = { retryPausesMs: [30, 70, 150] };
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * True when this delivery should run the Zap: its claim was stored, or the
@@ -79,11 +91,12 @@ export const probeNx = async (z: ZObject): Promise<boolean | undefined> => {
  * `nx`, one `set`; otherwise a `get` first, so that a cache that ignores `nx`
  * (the tester's) still runs a redelivery once when it comes after the first.
  *
- * Any answer but `true` is checked by reading the claim back: the value is a
+ * Any answer but `true` is checked by reading the claim back. The value is a
  * token of this invocation, so a claim stored by an earlier attempt of this
- * same call (core's RPC client retries) reads as ours, another delivery's
- * claim as a duplicate, and nothing at all as a refusal to store (`false`,
- * for instance over the cache's rate limit), which must not drop the event.
+ * same call (core's RPC client retries) reads as ours, and another delivery's
+ * claim as a copy. `false` (Zapier: the key exists) and `null` (Zapier:
+ * throttled; Redis: the key exists) are told apart the same way. Nothing
+ * stored at all is a throttle: the claim is tried again after a pause.
  */
 export const claimMessage = (
   z: ZObject,
@@ -94,19 +107,23 @@ export const claimMessage = (
   const key = claimKey(endpointId, messageId);
   const token = invocationToken();
   // Promise chains rather than async layers: the platform tracks every promise a delivery makes.
-  const claim = (): Promise<boolean> =>
+  const claim = (attempt: number): Promise<boolean> =>
     cacheSet(z, key, token, CLAIM_TTL_SECONDS, true).then(
       (stored) =>
         stored === true ||
         cacheGet(z, key).then(
-          (holder) => holder === undefined || holder === token,
+          (holder) => {
+            if (holder !== undefined) return holder === token;
+            const wait = claimSettings.retryPausesMs[attempt];
+            return wait === undefined ? true : pause(wait).then(() => claim(attempt + 1));
+          },
           () => true,
         ),
       () => true,
     );
-  if (cacheHonoursNx === true) return claim();
+  if (cacheHonoursNx === true) return claim(0);
   return cacheGet(z, key).then(
-    (earlier) => (earlier === undefined ? claim() : false),
-    () => claim(),
+    (earlier) => (earlier === undefined ? claim(0) : false),
+    () => claim(0),
   );
 };

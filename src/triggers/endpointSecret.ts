@@ -1,134 +1,74 @@
-import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
 import type { ZObject } from 'zapier-platform-core';
 import { getEndpointSecret } from '../provider/api';
+import { timeOfProviderId } from '../provider/ksuid';
+import type { Failure } from '../provider/failures';
 import type { Caller } from '../provider/request';
-import { signedWith } from '../provider/signature';
-import { cacheDelete, cacheGet, cacheSet } from './cache';
-import { CLAIM_TTL_SECONDS, invocationToken, probeNx } from './claim';
+import { CLOCK_ALLOWANCE_SECONDS, signedWith } from '../provider/signature';
+import { cacheGet, cacheSet } from './cache';
+import { CLAIM_TTL_SECONDS, probeNx, REMEMBER_RUNS_SECONDS } from './claim';
+import { confirmByRecord } from './record';
+import {
+  classify,
+  currentOf,
+  forgetBefore,
+  inUnseenSpan,
+  mergeHistories,
+  observeRead,
+  refundToken,
+  settles,
+  spendToken,
+  startingWith,
+  tokensLeft,
+  waitForToken,
+  SecretHistory,
+} from './secretHistory';
 
 /**
- * Which signing secret a delivery is checked against. Deliveries are verified
- * against the endpoint's current secret only, as last read from the provider:
- * once a rotation has been seen, a signature made only with an older secret no
- * longer verifies (during a rotation's grace period the provider signs with
- * both, so those deliveries still verify).
+ * Which deliveries run on their signature. A delivery signed with the
+ * endpoint's current secret is the event. One signed with a secret the
+ * endpoint had before (it waited in Zapier's queue while the secret was
+ * rotated) runs only when the provider's record confirms it (record.ts), and
+ * so does one signed at a moment when a secret never seen here may have been
+ * current. Anything else is junk.
  *
- * The current secret and when it was read are kept in memory for a warm
- * process and in z.cache across processes. It is read from the provider again
- * when a signature does not match it (the secret may have been rotated), and
- * when it was read more than ten minutes ago (so a secret revoked by an
- * immediate rotation stops verifying soon after). Those reads are limited per
- * endpoint: one at a time across invocations (a lock in z.cache), and a small
- * burst, then one every ten seconds, so a flood of forged deliveries costs
- * little. A delivery that does not match waits, within Zapier's time limit,
- * for a read made after it was signed: a genuine delivery signed with a new
- * secret then runs even in a flood, and a forged one is refused.
+ * The history of the endpoint's secrets (secretHistory.ts) is kept in memory
+ * for a warm process and in z.cache across processes. A process looks at
+ * what the others learnt at least once a minute, so once any process has seen
+ * a new secret, a revoked one stops verifying everywhere within a minute; and
+ * a current secret read more than ten minutes ago is read again before it is
+ * trusted, so it stops within ten minutes even when no process has seen the
+ * new one.
+ *
+ * A delivery that matches no known secret may be signed with a newer one: the
+ * secret is read again, once per process for every delivery that arrived
+ * before the read started, and within an allowance per endpoint (a burst,
+ * then one call every few seconds) that a call finding something real gives
+ * back. Junk therefore costs a handful of provider calls however much of it
+ * arrives, and a genuine delivery signed with a new secret waits at most a
+ * few seconds for the allowance.
  */
 
-/** Limits and waits, in an object so tests can shorten the waits. */
+/** Limits and waits, in an object so tests can read them. */
 export const secretSettings = {
-  /** A secret read from the provider longer ago than this is read again before it is trusted. */
-  staleAfterMs: 10 * 60 * 1000,
-  /** Reads of an endpoint's secret: a burst of this many… */
+  /** Each process merges what the others learnt (z.cache) at least this often. */
+  syncAfterMs: 60_000,
+  /** A current secret last read longer ago than this is read again before it is trusted. */
+  staleAfterMs: 10 * 60_000,
+  /** After a read of a stale secret failed, the secret is trusted this long before another read is tried. */
+  staleRetryAfterMs: 30_000,
+  /** Provider calls for deliveries that match no known secret: a burst of this many… */
   burst: 3,
   /** …then one more every this many ms. */
-  refillMs: 10_000,
-  /** How long a delivery that does not match waits for a read of the secret made after it was signed. */
-  waitMs: 12_000,
-  /** Each of the (at most two) attempts of one read. */
+  refillMs: 5_000,
+  /** Each of the (at most two) attempts of one read of the secret. */
   readTimeoutMs: 4_000,
 };
 
-/** The lock outlives two read attempts, so a crashed holder cannot block reads for long. */
-const LOCK_TTL_SECONDS = 15;
+/** Replaced secrets are kept as long as runs are remembered: an older delivery is refused anyway. */
+const KEEP_REPLACED_MS = (REMEMBER_RUNS_SECONDS + CLOCK_ALLOWANCE_SECONDS) * 1000;
 
-/** What is known of an endpoint's signing secret. */
-export const KnownSecret = t.intersection(
-  [
-    t.type({ secret: t.string, checkedAt: t.number }),
-    t.partial({
-      /** Whether the cache honours `nx` (see probeNx). */
-      cacheHonoursNx: t.boolean,
-      /** The allowance of reads: `tokens` left at `at` (ms since the epoch). */
-      rereads: t.type({ tokens: t.number, at: t.number }),
-    }),
-  ],
-  'KnownSecret',
-);
-export type KnownSecret = t.TypeOf<typeof KnownSecret>;
-
-export const knownSecretKey = (endpointId: string): string => `secret:${endpointId}`;
-export const rereadLockKey = (endpointId: string): string => `secret-reread:${endpointId}`;
-
-/**
- * This process's memory, shared by every connection the process serves:
- * keyed by the connection (its Consumer App and server) as well as the
- * endpoint, as z.cache is scoped, so one connection's reads can never stand
- * for another's. Bounded: the oldest entry goes first.
- */
-const memory = new Map<string, KnownSecret>();
-const MEMORY_LIMIT = 1_000;
-
-/** For tests: a cold process. */
-export const forgetKnownSecrets = (): void => memory.clear();
-
-const memoryKey = (subscription: Subscription): string => `${subscription.connection}\u0000${subscription.id}`;
-
-const remember = (key: string, known: KnownSecret): KnownSecret => {
-  memory.delete(key);
-  if (memory.size >= MEMORY_LIMIT) {
-    const oldest = memory.keys().next();
-    if (!oldest.done) memory.delete(oldest.value);
-  }
-  memory.set(key, known);
-  return known;
-};
-
-/** Which is later: the secret read later, or for the same read, the allowance spent later. */
-const isLater = (a: KnownSecret, b: KnownSecret): boolean =>
-  b.checkedAt > a.checkedAt || (b.checkedAt === a.checkedAt && (b.rereads?.at ?? 0) > (a.rereads?.at ?? 0));
-
-/** The later of the two; keeps what the earlier one knew of the cache. */
-const newest = (a: KnownSecret, b: KnownSecret | undefined): KnownSecret => {
-  if (!b) return a;
-  const [older, newer] = isLater(a, b) ? [a, b] : [b, a];
-  const cacheHonoursNx = newer.cacheHonoursNx ?? older.cacheHonoursNx;
-  return cacheHonoursNx === undefined ? newer : { ...newer, cacheHonoursNx };
-};
-
-const tokensAt = (known: KnownSecret, now: number): number =>
-  known.rereads
-    ? Math.min(secretSettings.burst, known.rereads.tokens + (now - known.rereads.at) / secretSettings.refillMs)
-    : secretSettings.burst;
-
-const readShared = async (z: ZObject, endpointId: string): Promise<KnownSecret | undefined> => {
-  try {
-    const decoded = KnownSecret.decode(await cacheGet(z, knownSecretKey(endpointId)));
-    return isRight(decoded) ? decoded.right : undefined;
-  } catch {
-    return undefined;
-  }
-};
-
-const writeShared = async (z: ZObject, endpointId: string, known: KnownSecret): Promise<void> => {
-  try {
-    await cacheSet(z, knownSecretKey(endpointId), known, CLAIM_TTL_SECONDS, false);
-  } catch {
-    // The next delivery reads the secret again.
-  }
-};
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** The parts of a delivery its signature covers, and when it says it was signed. */
-export interface SignedParts {
-  id: string;
-  timestamp: string;
-  signature: string;
-  body: string;
-  signedAtMs: number;
-}
+export const secretHistoryKey = (endpointId: string): string => `secrets:${endpointId}`;
 
 /** What perform knows of the Zap's endpoint from its subscribe, and which connection it runs for. */
 export interface Subscription {
@@ -140,171 +80,322 @@ export interface Subscription {
   cacheHonoursNx?: boolean;
 }
 
-export type SignatureCheck =
-  | { verified: true; known: KnownSecret }
-  /** `no-match`: a read of the secret made after the delivery was signed does not match it. `unchecked`: no such read could be made in time. */
-  | { verified: false; why: 'no-match' | 'unchecked' };
+/** The parts of a delivery its signature covers, and the signing time it states. */
+export interface SignedParts {
+  id: string;
+  timestamp: string;
+  signature: string;
+  body: string;
+  signedAtSeconds: number;
+}
+
+export type Verdict =
+  /** Signed with the current secret: the delivered body is the event. */
+  | { kind: 'signed'; cacheHonoursNx: boolean | undefined }
+  /** Confirmed by the provider's record: `event` is its copy of the payload (the delivered body is not used). */
+  | { kind: 'confirmed'; event: unknown; cacheHonoursNx: boolean | undefined }
+  | { kind: 'refused'; why: 'no-valid-signature' | 'unchecked-signature' };
+
+/**
+ * How a read of the secret ended: `passing` when the provider had trouble for
+ * the moment (a 5xx, a time-out, its rate limit), and `error` when it was
+ * anything else (the key refused, the endpoint gone), which the delivery shows.
+ */
+type ReadOutcome = { ok: true } | { ok: false; passing: true } | { ok: false; passing: false; error: unknown };
+
+/** Provider trouble that may pass: another call (of the record) is worth making. */
+const isPassing = (failure: Failure | undefined): boolean =>
+  failure?.kind === 'throttled' ||
+  (failure?.kind === 'error' && (failure.code === 'ProviderUnavailable' || failure.code === 'ProviderUnreachable'));
+
+/** What one process knows of one endpoint. */
+interface EndpointState {
+  history: SecretHistory;
+  /** When this process last merged what z.cache holds. */
+  syncedAt: number;
+  /** When a read of a stale current secret last failed. */
+  staleReadFailedAt?: number;
+  /** The read of the secret under way in this process, and when it started. */
+  reading?: { startedAt: number; done: Promise<ReadOutcome> };
+  /** Provider calls under way for deliveries that match no known secret, each holding a place in the allowance. */
+  held: number;
+  /** Deliveries waiting for one of those calls to end. */
+  waiting: Array<() => void>;
+}
+
+/**
+ * This process's memory, shared by every connection it serves: keyed by the
+ * connection as well as the endpoint, as z.cache is scoped, so one
+ * connection's reads never stand for another's. Bounded: the oldest goes first.
+ */
+const memory = new Map<string, EndpointState>();
+const MEMORY_LIMIT = 1_000;
+
+/** For tests: a cold process. */
+export const forgetKnownSecrets = (): void => memory.clear();
+
+const memoryKey = (subscription: Subscription): string => `${subscription.connection}\u0000${subscription.id}`;
+
+const stateOf = (subscription: Subscription): EndpointState => {
+  const key = memoryKey(subscription);
+  const known = memory.get(key);
+  if (known) return known;
+  if (memory.size >= MEMORY_LIMIT) {
+    const oldest = memory.keys().next();
+    if (!oldest.done) memory.delete(oldest.value);
+  }
+  const checkedAt = subscription.checkedAt ?? 0;
+  // The subscribe made the endpoint with this secret: current since the endpoint was made.
+  const made = timeOfProviderId(subscription.id) ?? checkedAt;
+  const state: EndpointState = {
+    history: startingWith(subscription.secret, Math.min(made, checkedAt), checkedAt),
+    syncedAt: Number.NEGATIVE_INFINITY,
+    held: 0,
+    waiting: [],
+  };
+  memory.set(key, state);
+  return state;
+};
+
+const nxOf = (subscription: Subscription, state: EndpointState | undefined): boolean | undefined =>
+  subscription.cacheHonoursNx ?? state?.history.cacheHonoursNx;
+
+const matcher = (delivery: SignedParts) => (secret: string) =>
+  signedWith(secret, delivery.id, delivery.timestamp, delivery.signature, delivery.body);
 
 /**
  * The usual case, without a promise (each costs on the platform, which tracks
- * them all): this process read the secret lately, and the delivery matches it.
+ * them all): this process looked at z.cache within the minute, read the secret
+ * within ten, and the delivery is signed with it.
  */
-export const matchesKnownSecret = (subscription: Subscription, delivery: SignedParts): KnownSecret | undefined => {
-  const known = memory.get(memoryKey(subscription));
-  if (!known || Date.now() - known.checkedAt > secretSettings.staleAfterMs) return undefined;
-  return signedWith(known.secret, delivery.id, delivery.timestamp, delivery.signature, delivery.body)
-    ? known
-    : undefined;
+export const verifyKnown = (subscription: Subscription, delivery: SignedParts): Verdict | undefined => {
+  const state = memory.get(memoryKey(subscription));
+  const now = Date.now();
+  if (!state || now - state.syncedAt > secretSettings.syncAfterMs) return undefined;
+  const current = currentOf(state.history);
+  if (!current || now - current.seen > secretSettings.staleAfterMs) return undefined;
+  return matcher(delivery)(current.secret) ? { kind: 'signed', cacheHonoursNx: nxOf(subscription, state) } : undefined;
+};
+
+const readShared = async (z: ZObject, endpointId: string): Promise<SecretHistory | undefined> => {
+  try {
+    const decoded = SecretHistory.decode(await cacheGet(z, secretHistoryKey(endpointId)));
+    return isRight(decoded) ? decoded.right : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Merges what other processes learnt into this process's history. */
+const sync = async (z: ZObject, subscription: Subscription, state: EndpointState): Promise<void> => {
+  const at = Date.now();
+  const shared = await readShared(z, subscription.id);
+  state.history = mergeHistories(state.history, shared, Date.now(), secretSettings);
+  state.syncedAt = at;
+};
+
+/** Shares this process's history: merged with what z.cache holds first, so no process's knowledge is lost. */
+const publish = async (z: ZObject, subscription: Subscription, state: EndpointState): Promise<void> => {
+  await sync(z, subscription, state);
+  state.history = forgetBefore(state.history, Date.now() - KEEP_REPLACED_MS);
+  await cacheSet(z, secretHistoryKey(subscription.id), state.history, CLAIM_TTL_SECONDS, false).catch(() => undefined);
 };
 
 /**
- * The delivery checked against the endpoint's current secret, read again when
- * needed. `caller` gives what a read from the provider needs; it is asked for
- * only when one is made.
+ * Reads the endpoint's secret, as the one read under way in this process.
+ * `placed`: made for a delivery that matches no known secret, holding a place
+ * in the allowance, which it gives back when it ends.
+ */
+const readSecret = (
+  z: ZObject,
+  caller: () => Caller,
+  subscription: Subscription,
+  state: EndpointState,
+  placed: boolean,
+): Promise<ReadOutcome> => {
+  const startedAt = Date.now();
+  const read = async (): Promise<ReadOutcome> => {
+    let found = false;
+    let failure: Failure | undefined;
+    try {
+      const secret = await getEndpointSecret(caller(), subscription.id, {
+        timeoutMs: secretSettings.readTimeoutMs,
+        attempts: 2,
+        // Kept to tell trouble that may pass from a failure the person must act on.
+        reword: (described) => (failure = described),
+      });
+      found = secret !== currentOf(state.history)?.secret;
+      state.history = observeRead(state.history, secret, startedAt);
+      if (nxOf(subscription, state) === undefined) {
+        // A Zap turned on by an older version: learn once how to claim in one round trip.
+        const cacheHonoursNx = await probeNx(z);
+        if (cacheHonoursNx !== undefined) state.history = { ...state.history, cacheHonoursNx };
+      }
+      return { ok: true };
+    } catch (error) {
+      return isPassing(failure) ? { ok: false, passing: true } : { ok: false, passing: false, error };
+    } finally {
+      if (placed) givePlace(state, found ? 'found' : 'nothing');
+      await publish(z, subscription, state);
+    }
+  };
+  const done = read().finally(() => {
+    if (state.reading?.done === done) state.reading = undefined;
+  });
+  state.reading = { startedAt, done };
+  return done;
+};
+
+/**
+ * Takes a place for one provider call on behalf of a delivery that matches
+ * no known secret. The places are the allowance's calls left, less those
+ * under way: a call is charged when it ends having found nothing, and one that
+ * found something real costs nothing, so genuine traffic keeps the allowance
+ * full and junk empties it. When there is no place, this waits for a call
+ * under way to end or for the allowance to refill, and says `woken`: what that
+ * call found may settle the delivery already. `too-late`: no place can be had
+ * within the operation's deadline.
+ */
+const takePlace = async (state: EndpointState, caller: () => Caller): Promise<'taken' | 'woken' | 'too-late'> => {
+  const room = tokensLeft(state.history, Date.now(), secretSettings) - state.held;
+  if (room >= 1) {
+    state.held += 1;
+    return 'taken';
+  }
+  // Room must be left for the call itself (two attempts).
+  const spare = caller().deadline.remainingMs() - secretSettings.readTimeoutMs * 2;
+  const wait = state.held > 0 ? spare : waitForToken(state.history, Date.now(), secretSettings);
+  if (spare <= 0 || wait > spare) return 'too-late';
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, wait);
+    state.waiting.push(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  return 'woken';
+};
+
+/**
+ * Gives a place back: a call that found something real (a new secret, a
+ * genuine event) gives the allowance a call back, one that found nothing is
+ * charged to it, and a place that was not used changes nothing.
+ */
+const givePlace = (state: EndpointState, call: 'found' | 'nothing' | 'unused'): void => {
+  state.held = Math.max(0, state.held - 1);
+  const now = Date.now();
+  if (call === 'found') state.history = refundToken(state.history, now, secretSettings);
+  if (call === 'nothing') state.history = spendToken(state.history, now, secretSettings);
+  for (const wake of state.waiting.splice(0)) wake();
+};
+
+/**
+ * The delivery checked against what is known of the endpoint's secrets, read
+ * again when needed. `caller` gives what a provider call needs; it is asked
+ * for only when one is made. `startedAt`: when this invocation began.
  */
 export const checkSignature = async (
   z: ZObject,
   caller: () => Caller,
   subscription: Subscription,
   delivery: SignedParts,
-): Promise<SignatureCheck> => {
-  const endpointId = subscription.id;
-  const key = memoryKey(subscription);
-  const arrivedAt = Date.now();
-  const matches = (known: KnownSecret) =>
-    signedWith(known.secret, delivery.id, delivery.timestamp, delivery.signature, delivery.body);
-  const fresh = (known: KnownSecret) => Date.now() - known.checkedAt <= secretSettings.staleAfterMs;
+  startedAt: number,
+): Promise<Verdict> => {
+  const state = stateOf(subscription);
+  const matches = matcher(delivery);
+  const cacheHonoursNx = () => nxOf(subscription, state);
+  const signed = (): Verdict => ({ kind: 'signed', cacheHonoursNx: cacheHonoursNx() });
+  const record = () => confirmByRecord(z, caller(), { endpoint: subscription, messageId: delivery.id });
+  const confirmed = async (): Promise<Verdict> => ({
+    kind: 'confirmed',
+    event: await record(),
+    cacheHonoursNx: cacheHonoursNx(),
+  });
+  if (Date.now() - state.syncedAt > secretSettings.syncAfterMs) await sync(z, subscription, state);
 
-  // A warm process knows the secret; a cold one asks the cache, and knows what the subscribe stored.
-  let known = memory.get(key);
-  let sharedRead = false;
-  if (!known || !fresh(known)) {
-    const subscribed: KnownSecret = {
-      secret: subscription.secret,
-      checkedAt: subscription.checkedAt ?? 0,
-      ...(subscription.cacheHonoursNx === undefined ? {} : { cacheHonoursNx: subscription.cacheHonoursNx }),
-    };
-    known = remember(key, newest(newest(subscribed, known), await readShared(z, endpointId)));
-    sharedRead = true;
-  }
-  if (matches(known) && fresh(known)) return { verified: true, known };
-  if (!sharedRead) {
-    // Another process may have seen a rotation already.
-    known = remember(key, newest(known, await readShared(z, endpointId)));
-    if (matches(known) && fresh(known)) return { verified: true, known };
-  }
-
-  // The secret may have been rotated (no match), or was read too long ago (a match, but stale).
-  // Either waits for a read that is under way. A delivery that does not match then waits for a
-  // read made after it was signed; a stale secret that matches is trusted only when no read can
-  // be made now (the allowance is spent, or the provider cannot be reached).
-  let stale = matches(known) ? known : undefined;
-  const conclusiveFrom = Math.min(delivery.signedAtMs + 1_000, arrivedAt);
-  const deadline = arrivedAt + secretSettings.waitMs;
-  for (;;) {
-    if (matches(known) && fresh(known)) return { verified: true, known };
-    // Another secret is known now: the stale one has been rotated out.
-    if (stale && known.secret !== stale.secret) stale = undefined;
-    if (!stale && known.checkedAt >= conclusiveFrom) return { verified: false, why: 'no-match' };
-    let read: KnownSecret | 'busy' | 'limited';
-    try {
-      read = await reread(z, caller, key, endpointId, known);
-    } catch (error) {
-      if (stale) return { verified: true, known: stale };
-      throw error;
+  let found = classify(state.history, matches);
+  if (found.kind === 'current' && Date.now() - found.entry.seen > secretSettings.staleAfterMs) {
+    // Read more than ten minutes ago: it may have been revoked since. If it cannot be read
+    // now, the stale secret is trusted (and not read again for a while).
+    const failedAt = state.staleReadFailedAt ?? Number.NEGATIVE_INFINITY;
+    if (Date.now() - failedAt < secretSettings.staleRetryAfterMs) return signed();
+    const outcome = await (state.reading?.done ?? readSecret(z, caller, subscription, state, false));
+    if (!outcome.ok && !outcome.passing) throw outcome.error;
+    if (!outcome.ok) {
+      state.staleReadFailedAt = Date.now();
+      return signed();
     }
-    if (read !== 'busy' && read !== 'limited') {
-      known = read;
+    found = classify(state.history, matches);
+  }
+  if (found.kind === 'current') return signed();
+  // A secret this endpoint had: however many such deliveries arrive, each is checked.
+  if (found.kind === 'replaced') return confirmed();
+
+  /**
+   * The record asked with a place in the allowance: a genuine event gives the
+   * call back, anything else (not confirmed, or no answer) is charged.
+   */
+  const confirmWithPlace = async (): Promise<Verdict | 'woken' | 'too-late'> => {
+    const place = await takePlace(state, caller);
+    if (place !== 'taken') return place;
+    let genuine = false;
+    try {
+      const event = await record();
+      genuine = true;
+      return { kind: 'confirmed', event, cacheHonoursNx: cacheHonoursNx() };
+    } finally {
+      givePlace(state, genuine ? 'found' : 'nothing');
+      if (!genuine) await publish(z, subscription, state);
+    }
+  };
+  /**
+   * The secret could not be read (twice) for trouble that may pass: the record
+   * can still say whether the event is genuine, and it needs no secret. It is
+   * asked without waiting for the allowance (which the failed read was charged
+   * to): a genuine event must not wait behind the provider's trouble. If the
+   * record cannot be read either, the error names the event and how to send it
+   * again. Any other failure (the key refused, the endpoint gone) is the
+   * delivery's error, as the person must act on it.
+   */
+  const confirmInstead = async (read: Extract<ReadOutcome, { ok: false }>): Promise<Verdict> => {
+    if (!read.passing) throw read.error;
+    return confirmed();
+  };
+
+  // Signed with no secret known here: junk, or a secret this side has not seen yet.
+  let syncedSinceStart = state.syncedAt >= startedAt;
+  for (;;) {
+    if (settles(state.history, delivery.signedAtSeconds, startedAt)) {
+      // Read after it was signed: no newer secret can have signed it. A secret that came and
+      // went unseen between two reads still could have, and then only the record can tell.
+      if (!inUnseenSpan(state.history, delivery.signedAtSeconds)) return { kind: 'refused', why: 'no-valid-signature' };
+      const checked = await confirmWithPlace();
+      if (checked === 'too-late') return { kind: 'refused', why: 'unchecked-signature' };
+      if (checked !== 'woken') return checked;
       continue;
     }
-    if (stale && read === 'limited') return { verified: true, known: stale };
-    const wait =
-      read === 'busy'
-        ? 250
-        : Math.min(2_000, Math.max(250, (1 - tokensAt(known, Date.now())) * secretSettings.refillMs));
-    if (Date.now() + wait > deadline) {
-      return stale ? { verified: true, known: stale } : { verified: false, why: 'unchecked' };
+    const reading = state.reading;
+    if (reading) {
+      const outcome = await reading.done;
+      // A read that started before this delivery could not settle it anyway: one of its own follows.
+      if (!outcome.ok && reading.startedAt >= startedAt) return confirmInstead(outcome);
+    } else if (!syncedSinceStart) {
+      // Another process may have read the secret since this delivery arrived.
+      await sync(z, subscription, state);
+      syncedSinceStart = true;
+    } else {
+      const place = await takePlace(state, caller);
+      if (place === 'too-late') return { kind: 'refused', why: 'unchecked-signature' };
+      if (place === 'taken' && state.reading) {
+        // Another delivery started a read meanwhile: that read settles this one too.
+        givePlace(state, 'unused');
+      } else if (place === 'taken') {
+        const outcome = await readSecret(z, caller, subscription, state, true);
+        if (!outcome.ok) return confirmInstead(outcome);
+      }
     }
-    await sleep(wait);
-    known = remember(key, newest(known, await readShared(z, endpointId)));
+    found = classify(state.history, matches);
+    if (found.kind === 'current') return signed();
+    if (found.kind === 'replaced') return confirmed();
   }
-};
-
-/**
- * Reads the endpoint's secret from the provider, when this endpoint's
- * allowance has a read left and no other invocation is reading it now.
- */
-const reread = async (
-  z: ZObject,
-  caller: () => Caller,
-  key: string,
-  endpointId: string,
-  known: KnownSecret,
-): Promise<KnownSecret | 'busy' | 'limited'> => {
-  // A flood of forgeries stops here: this process has already seen the allowance run out.
-  if (tokensAt(known, Date.now()) < 1) return 'limited';
-  const lock = rereadLockKey(endpointId);
-  const held = await takeLock(z, lock);
-  if (held === undefined) return 'busy';
-  try {
-    const latest = newest(known, await readShared(z, endpointId));
-    if (latest.checkedAt > known.checkedAt) return remember(key, latest);
-    const startedAt = Date.now();
-    const tokens = tokensAt(latest, startedAt);
-    if (tokens < 1) {
-      remember(key, latest);
-      return 'limited';
-    }
-    const rereads = { tokens: tokens - 1, at: startedAt };
-    let secret: string;
-    try {
-      secret = await getEndpointSecret(caller(), endpointId, {
-        timeoutMs: secretSettings.readTimeoutMs,
-        attempts: 2,
-      });
-    } catch (error) {
-      const spent = remember(key, { ...latest, rereads });
-      await writeShared(z, endpointId, spent);
-      throw error;
-    }
-    const cacheHonoursNx = latest.cacheHonoursNx ?? (await probeNx(z));
-    const read: KnownSecret = {
-      secret,
-      checkedAt: startedAt,
-      rereads,
-      ...(cacheHonoursNx === undefined ? {} : { cacheHonoursNx }),
-    };
-    await writeShared(z, endpointId, read);
-    return remember(key, read);
-  } finally {
-    await releaseLock(z, lock, held);
-  }
-};
-
-/**
- * One invocation at a time reads an endpoint's secret: the lock is a key set
- * with nx, holding this invocation's token, which expires on its own if the
- * holder never comes back. When the cache cannot answer, or refuses to
- * store, there is no one to wait for: the read goes on (with no token to
- * release), still bounded by this process's allowance. Undefined: busy.
- */
-const takeLock = async (z: ZObject, lock: string): Promise<string | undefined> => {
-  const token = invocationToken();
-  let stored: unknown;
-  try {
-    stored = await cacheSet(z, lock, token, LOCK_TTL_SECONDS, true);
-  } catch {
-    return '';
-  }
-  if (stored === true) return token;
-  const holder = await cacheGet(z, lock).catch(() => undefined);
-  if (holder === token) return token;
-  return holder === undefined ? '' : undefined;
-};
-
-/** Releases the lock if this invocation still holds it (it may have expired and been taken since). */
-const releaseLock = async (z: ZObject, lock: string, token: string): Promise<void> => {
-  if (token === '') return;
-  const holder = await cacheGet(z, lock).catch(() => undefined);
-  if (holder === token) await cacheDelete(z, lock).catch(() => undefined);
 };

@@ -61,3 +61,29 @@ export const usePlatform = (options: PlatformOptions = {}): (() => PlatformUnder
     return current;
   };
 };
+
+/** One Zapier process as a test drives it: its perform, through its own copy of core. */
+export interface ZapierProcess {
+  perform: (bundle: object) => Promise<unknown>;
+}
+
+/**
+ * Another Zapier process: the app and zapier-platform-core loaded afresh in an
+ * isolated module registry, so it shares nothing with the test's own process
+ * (no memory of secrets, its own core), only the platform stand-in behind
+ * z.cache, as two of Zapier's processes do.
+ */
+export const anotherProcess = async (
+  platform: PlatformStandIn,
+  identity: Identity = IDENTITY,
+): Promise<ZapierProcess> => {
+  let invoke: ((method: string, bundle: object) => Promise<unknown>) | undefined;
+  await jest.isolateModulesAsync(async () => {
+    const { default: isolatedApp } = await import('../../src');
+    const { platformInvoker: isolatedInvoker } = await import('../../src/sandbox/platform');
+    invoke = isolatedInvoker({ app: isolatedApp, platform, identity });
+  });
+  const loaded = invoke;
+  if (!loaded) throw new Error('anotherProcess: the app did not load');
+  return { perform: (bundle) => loaded(operation('perform'), bundle) };
+};

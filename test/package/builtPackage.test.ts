@@ -84,14 +84,14 @@ const results = async (method: string, bundle: object): Promise<unknown> => {
 };
 
 /** Sends an event through the provider and takes the delivery the receiver got, as Zapier hands it to perform. */
-const emit = async (status: string): Promise<{ messageId: string; bundle: object }> => {
+const emit = async (status: string, auctionUuid = 'auction-1'): Promise<{ messageId: string; bundle: object }> => {
   const before = receiver.received.length;
   await client.call({
     method: 'POST',
     path: `/api/v1/app/${authData.appId}/msg`,
     body: {
       eventType: 'AUCTION_STATUS_CHANGE',
-      payload: { auctioneerUuid: 'auctioneer-1', auctionUuid: 'auction-1', status },
+      payload: { auctioneerUuid: 'auctioneer-1', auctionUuid, status },
     },
     action: 'sending an event',
   });
@@ -233,6 +233,8 @@ describe('the built package, as Zapier runs it', () => {
   });
 
   it('after an immediate rotation, runs deliveries signed with the new secret and refuses the old one', async () => {
+    // Delivered before the rotation, and still waiting in Zapier's queue when it happens.
+    const queued = await emit('OPEN_FOR_BIDDING', 'auction-2');
     const path = `/api/v1/app/${authData.appId}/endpoint/${zap.id}/secret`;
     await client.call({ method: 'POST', path: `${path}/rotate`, body: { gracePeriodSeconds: 0 }, action: 'x' });
     secrets.push(
@@ -256,12 +258,17 @@ describe('the built package, as Zapier runs it', () => {
     const refused = await execute(`${TRIGGER}.perform`, old);
     expect(refused.ok).toBe(false);
     expect(refused.ok ? '' : refused.name).toBe('HaltedError');
+    // The queued delivery is genuine: the provider's record confirms it, and it runs.
+    await expect(results(`${TRIGGER}.perform`, queued.bundle)).resolves.toEqual([
+      expect.objectContaining({ id: queued.messageId, auctionUuid: 'auction-2', status: 'OPEN_FOR_BIDDING' }),
+    ]);
   });
 
   it('lists recent events for Test trigger, newest first, and answers as it when run with no delivery', async () => {
     const listed = await results(`${TRIGGER}.performList`, { inputData: {} });
     expect(Array.isArray(listed) ? listed.map((item: unknown) => Reflect.get(Object(item), 'status')) : []).toEqual([
       'LOTS_SOLD',
+      'OPEN_FOR_BIDDING',
       'BIDDING_CLOSED',
       'OPEN_FOR_BIDDING',
     ]);

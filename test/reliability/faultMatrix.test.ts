@@ -8,7 +8,7 @@ import { ProviderClient, ProviderFailure } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
 import { auctionStatusChangedOperations as trigger } from '../../src/triggers/auctionStatusChanged';
 import { SubscribeData } from '../../src/triggers/delivery';
-import { EndpointSecretOut } from '../../src/provider/codecs';
+import { EndpointSecretOut, MessageOut } from '../../src/provider/codecs';
 import { newId } from '../../src/sandbox/emulator/store';
 import { errorDetails, payload, signedRequest, type ErrorDetails } from '../helpers/fixtures';
 import { usePlatform } from '../helpers/platform';
@@ -17,7 +17,8 @@ import { isRight } from 'fp-ts/Either';
 /**
  * The provider fault matrix: every operation that calls the provider (the
  * connection test, subscribe, unsubscribe, performList, perform's read of a
- * rotated secret and the set-up) against the emulator on loopback, with every
+ * rotated secret, perform's check of the provider's record for a delivery
+ * signed before a rotation, and the set-up) against the emulator on loopback, with every
  * fault injected into every request the operation makes. Each must end in the
  * right platform error, with a plain message that never carries the key.
  */
@@ -28,7 +29,11 @@ const zapier = usePlatform();
 const TARGET = 'https://hooks.zapier.com/hooks/standard/1/fault-matrix/';
 
 type Outcome =
-  { name: 'ExpiredAuthError' } | { name: 'ThrottledError'; delay?: number } | { code: string } | 'succeeds';
+  | { name: 'ExpiredAuthError' }
+  | { name: 'ThrottledError'; delay?: number }
+  | { name: 'HaltedError' }
+  | { code: string }
+  | 'succeeds';
 
 interface FaultCase {
   label: string;
@@ -100,10 +105,33 @@ const CASES: FaultCase[] = [
   { label: 'connection refused', fault: 'refused', outcome: { code: 'ProviderUnreachable' } },
 ];
 
+/** Trouble at the provider that may pass: 429, 5xx, time-outs and failed connections. */
+const PASSING = [
+  '429 with Retry-After',
+  '429 without Retry-After',
+  '500',
+  '502 HTML page',
+  '503 empty',
+  'time-out',
+  'connection dropped',
+  'connection refused',
+];
+const NOT_CONFIRMED: Outcome = { code: 'EventNotConfirmed' };
+
 /** Where an operation's expectation differs from the fault's default, and why. */
 const EXCEPTIONS: Record<string, Record<string, Outcome>> = {
   // The endpoint is already gone: nothing left to remove.
   unsubscribe: { '404': 'succeeds' },
+  // Trouble that may pass sends the delivery to the provider's record, which needs no secret;
+  // when the record cannot be read either, the error names the event and how to send it again.
+  "perform's read of a rotated secret": Object.fromEntries(PASSING.map((label) => [label, NOT_CONFIRMED])),
+  // Every failure to read the record names the event and how to send it again (a refused key
+  // still says to reconnect); a 404 is the record's answer: no such event, so a halt.
+  "perform's check of the provider's record": {
+    ...Object.fromEntries(CASES.map(({ label }) => [label, NOT_CONFIRMED])),
+    '401': { name: 'ExpiredAuthError' },
+    '404': { name: 'HaltedError' },
+  },
 };
 
 let emulator: ProviderEmulator;
@@ -141,6 +169,8 @@ interface Prepared {
   subscribeData: SubscribeData;
   /** The endpoint's secret after an immediate rotation. */
   rotated?: string;
+  /** A real message of the Consumer App, and its body. */
+  message?: { id: string; body: string };
 }
 
 const authData = (serverUrl: string) => ({ apiKey: KEY, appId, serverUrl });
@@ -164,6 +194,31 @@ const rotatedSinceSubscribe = async (): Promise<Prepared> => {
   await client.call({ method: 'POST', path: `${path}/rotate`, body: { gracePeriodSeconds: 0 }, action: 'rotating' });
   const read = await client.call({ method: 'GET', path, action: 'reading' });
   return { subscribeData, rotated: client.decode(EndpointSecretOut, read.body, 'reading').key };
+};
+
+/**
+ * A real event sent, then the secret rotated at once and the new one learnt
+ * from a delivery signed with it: a delivery of the event signed with the old
+ * secret (it waited in Zapier's queue) makes perform ask the provider's record.
+ */
+const queuedAcrossRotation = async (): Promise<Prepared> => {
+  const { subscribeData, rotated = '' } = await rotatedSinceSubscribe();
+  const client = new ProviderClient({ baseUrl: url, apiKey: KEY });
+  const sent = await client.call({
+    method: 'POST',
+    path: `/api/v1/app/${appId}/msg`,
+    body: { eventType: 'AUCTION_STATUS_CHANGE', payload },
+    action: 'sending an event',
+  });
+  const { id } = client.decode(MessageOut, sent.body, 'sending an event');
+  const body = JSON.stringify(payload);
+  await zapier().perform({
+    authData: authData(url),
+    subscribeData,
+    rawRequest: signedRequest(body, { msgId: newId('msg'), secrets: [rotated] }),
+    inputData: {},
+  });
+  return { subscribeData, message: { id, body } };
 };
 
 const OPERATIONS: Operation[] = [
@@ -196,6 +251,17 @@ const OPERATIONS: Operation[] = [
         authData: authData(serverUrl),
         subscribeData,
         rawRequest: signedRequest(JSON.stringify(payload), { msgId: newId('msg'), secrets: [rotated] }),
+        inputData: {},
+      }),
+  },
+  {
+    name: "perform's check of the provider's record",
+    prepare: queuedAcrossRotation,
+    run: (serverUrl, { subscribeData, message = { id: '', body: '' } }) =>
+      zapier().perform({
+        authData: authData(serverUrl),
+        subscribeData,
+        rawRequest: signedRequest(message.body, { msgId: message.id, secrets: [subscribeData.secret] }),
         inputData: {},
       }),
   },

@@ -4,8 +4,8 @@ import app from '../../src';
 import { PROVIDER_RETRY_SCHEDULE_MS } from '../../src/sandbox/emulator';
 import type { RpcFault } from '../../src/sandbox/platform';
 import { auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
-import { CLAIM_TTL_SECONDS, claimKey } from '../../src/triggers/claim';
-import { knownSecretKey } from '../../src/triggers/endpointSecret';
+import { CLAIM_TTL_SECONDS, claimKey, claimSettings } from '../../src/triggers/claim';
+import { secretHistoryKey } from '../../src/triggers/endpointSecret';
 import {
   MSG_ID,
   PROVIDER,
@@ -21,8 +21,10 @@ import { IDENTITY, usePlatform } from '../helpers/platform';
 
 /**
  * Exactly-once Zap runs under the provider's at-least-once delivery, proven as
- * Zapier runs the app: z.cache over core's RPC client to a stand-in whose
- * `nx` behaves as the platform's (Redis's) does.
+ * Zapier runs the app: z.cache over core's RPC client to a stand-in that
+ * answers `set` as Zapier documents it (`true` stored, `false` the key exists,
+ * `null` throttled), and, switched over, as Redis's own SET NX does (`null`
+ * when the key exists).
  */
 
 const body = JSON.stringify(payload);
@@ -38,6 +40,7 @@ const zapier = usePlatform({
 });
 beforeEach(() => {
   claimFaults = [];
+  zapier().platform.answerConflictsWith(false);
 });
 
 const deliver = (subscribeData: object = subscription, msgId = MSG_ID) =>
@@ -82,11 +85,20 @@ describe('exactly-once Zap runs, as Zapier runs them', () => {
     await expect(deliver()).resolves.toEqual([]);
   });
 
-  it('runs 12 simultaneous deliveries of one message exactly once', async () => {
-    const results = await Promise.all(Array.from({ length: 12 }, () => deliver()));
-    expect(results.filter((items) => Array.isArray(items) && items.length === 1)).toHaveLength(1);
-    expect(results.filter((items) => Array.isArray(items) && items.length === 0)).toHaveLength(11);
-  });
+  it.each([
+    ['false, as Zapier documents', false],
+    ['null, as Redis does', null],
+  ] as const)(
+    'runs 12 simultaneous deliveries of one message exactly once, a conflict answered %s',
+    async (_how, answer) => {
+      zapier().platform.answerConflictsWith(answer);
+      const results = await Promise.all(Array.from({ length: 12 }, () => deliver()));
+      expect(results.filter((items) => Array.isArray(items) && items.length === 1)).toHaveLength(1);
+      expect(results.filter((items) => Array.isArray(items) && items.length === 0)).toHaveLength(11);
+      expect(claimSets().filter((call) => call.result === answer)).toHaveLength(11);
+      await expect(deliver()).resolves.toEqual([]);
+    },
+  );
 
   it('runs the same message once in each of two Zaps', async () => {
     await expect(deliver()).resolves.toHaveLength(1);
@@ -111,17 +123,29 @@ describe('exactly-once Zap runs, as Zapier runs them', () => {
       zapier()
         .calls()
         .map((call) => `${call.method} ${call.key}`),
-    ).toEqual([`zcache_get ${knownSecretKey(subscription.id)}`, `zcache_set seen:${subscription.id}:${cold}`]);
+    ).toEqual([`zcache_get ${secretHistoryKey(subscription.id)}`, `zcache_set seen:${subscription.id}:${cold}`]);
   });
 
-  it('does not read a refusal to store (false, as over the cache rate limit) as "already ran"', async () => {
-    claimFaults = [{ kind: 'refuse' }];
+  it('a throttled claim (null, nothing stored) is tried again at once, so a one-off throttle never doubles a run', async () => {
+    claimFaults = [{ kind: 'throttle' }];
     await expect(deliver()).resolves.toHaveLength(1);
+    expect(claimSets().map((call) => call.fault ?? call.result)).toEqual(['throttle', true]);
+    // The claim was stored on the second try: a redelivery does not run again.
+    await expect(deliver()).resolves.toEqual([]);
   });
 
-  it('still drops a redelivery whose claim is refused when an earlier delivery holds the claim', async () => {
+  it('a cache that keeps throttling: after a few hundred milliseconds of tries, the Zap runs unclaimed', async () => {
+    claimFaults = Array.from({ length: 10 }, () => ({ kind: 'throttle' }) satisfies RpcFault);
     await expect(deliver()).resolves.toHaveLength(1);
-    claimFaults = [{ kind: 'refuse' }];
+    expect(claimSets()).toHaveLength(1 + claimSettings.retryPausesMs.length);
+    const pauses = claimSettings.retryPausesMs.reduce((sum, pause) => sum + pause, 0);
+    expect(pauses).toBeGreaterThanOrEqual(100);
+    expect(pauses).toBeLessThanOrEqual(500);
+  });
+
+  it('still drops a redelivery when the cache answers its claim with null and an earlier delivery holds it', async () => {
+    await expect(deliver()).resolves.toHaveLength(1);
+    claimFaults = [{ kind: 'throttle' }];
     await expect(deliver()).resolves.toEqual([]);
   });
 

@@ -1,237 +1,459 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { isRight } from 'fp-ts/Either';
-import { EndpointSecretOut } from '../../src/provider/codecs';
+import { MessageOut } from '../../src/provider/codecs';
+import { EVENT_TYPE_NAME } from '../../src/provider/eventType';
 import { ProviderEmulator, type Fault, type FaultContext } from '../../src/sandbox/emulator';
-import { newId } from '../../src/sandbox/emulator/store';
+import { newId, newSecret } from '../../src/sandbox/emulator/store';
 import { ProviderClient } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
 import { SubscribeData } from '../../src/triggers/delivery';
-import { CLAIM_TTL_SECONDS } from '../../src/triggers/claim';
-import { knownSecretKey, rereadLockKey, secretSettings } from '../../src/triggers/endpointSecret';
-import { failure, newSecret, payload, signedRequest } from '../helpers/fixtures';
-import { IDENTITY, usePlatform } from '../helpers/platform';
+import { secretHistoryKey, secretSettings } from '../../src/triggers/endpointSecret';
+import { RECORD_REFUSALS } from '../../src/triggers/record';
+import { failure, signedRequest } from '../helpers/fixtures';
+import { anotherProcess, usePlatform, type ZapierProcess } from '../helpers/platform';
 
 /**
- * The endpoint's signing secret as deliveries are checked against it: the
- * current one only, re-read when a signature does not match or the secret was
- * read more than ten minutes ago, with reads limited per endpoint. On the
- * provider emulator and the platform stand-in.
+ * Which deliveries run, as Zapier runs them (core's handler, z.cache on the
+ * platform stand-in) against the provider emulator: on the current secret,
+ * on the provider's record for a secret the endpoint had or one never seen
+ * here, and what each costs. Two Zapier processes are two module registries,
+ * each with its own core and memory, sharing only the stand-in's cache.
  */
 
 const zapier = usePlatform({ delayMs: 1 });
-// Some tests wait for the allowance of reads on purpose (seconds each).
-jest.setTimeout(30_000);
+// Some tests wait for the allowance of calls on purpose (seconds each).
+jest.setTimeout(60_000);
 const KEY = `testsk_${randomBytes(8).toString('hex')}`;
-const body = JSON.stringify(payload);
-const defaults = { ...secretSettings };
+const realNow = Date.now.bind(Date);
 
 let emulator: ProviderEmulator;
 let client: ProviderClient;
 let authData: { apiKey: string; appId: string; serverUrl: string };
 let zap: SubscribeData;
-/** Reads of the endpoint's secret the emulator answered, and the faults to answer the next ones with. */
-let secretReads = 0;
-let readFaults: Fault[] = [];
+/** Moves the emulator's clock for payload retention. */
+let emulatorClockShift = 0;
+/** Provider calls the emulator answered: reads of the endpoint's secret, and reads of a message's record. */
+const calls = { secret: 0, record: 0 };
+/** Faults to answer the next such calls with. */
+const faults: { secret: Fault[]; record: Fault[] } = { secret: [], record: [] };
 
 const isSecretRead = ({ method, path }: FaultContext) => method === 'GET' && path.endsWith('/secret');
+const isRecordRead = ({ method, path }: FaultContext) => method === 'GET' && /\/msg\/[^/]+$/.test(path);
+
+const turnOn = async (targetUrl: string): Promise<SubscribeData> => {
+  const subscribed = SubscribeData.decode(await zapier().subscribe({ authData, targetUrl, inputData: {} }));
+  if (!isRight(subscribed)) throw new Error('subscribe returned no endpoint');
+  return subscribed.right;
+};
 
 beforeEach(async () => {
-  secretReads = 0;
-  readFaults = [];
+  calls.secret = 0;
+  calls.record = 0;
+  faults.secret = [];
+  faults.record = [];
+  emulatorClockShift = 0;
   emulator = new ProviderEmulator({
     apiKey: KEY,
+    clock: () => Date.now() + emulatorClockShift,
     fault: (context) => {
-      if (!isSecretRead(context)) return undefined;
-      secretReads += 1;
-      return readFaults.shift();
+      if (isSecretRead(context)) {
+        calls.secret += 1;
+        return faults.secret.shift();
+      }
+      if (isRecordRead(context)) {
+        calls.record += 1;
+        return faults.record.shift();
+      }
+      return undefined;
     },
     // A read takes a moment, so reads that could overlap would.
-    delayMs: (context) => (isSecretRead(context) ? 50 : undefined),
+    delayMs: (context) => (isSecretRead(context) || isRecordRead(context) ? 20 : undefined),
   });
   const serverUrl = await emulator.start();
   client = new ProviderClient({ baseUrl: serverUrl, apiKey: KEY });
   const { appId } = await runSetup({ client });
   authData = { apiKey: KEY, appId, serverUrl };
-  const subscribed = SubscribeData.decode(
-    await zapier().subscribe({ authData, targetUrl: 'http://127.0.0.1:9/hooks/standard/1/', inputData: {} }),
-  );
-  if (!isRight(subscribed)) throw new Error('subscribe returned no endpoint');
-  zap = subscribed.right;
-  secretReads = 0;
+  zap = await turnOn('http://127.0.0.1:9/hooks/standard/1/');
 });
+
+const defaults = { ...secretSettings };
 
 afterEach(async () => {
   Object.assign(secretSettings, defaults);
+  jest.restoreAllMocks();
   await emulator.stop();
 });
 
-const rotate = async (gracePeriodSeconds: number): Promise<string> => {
-  const path = `/api/v1/app/${authData.appId}/endpoint/${zap.id}/secret`;
-  await client.call({ method: 'POST', path: `${path}/rotate`, body: { gracePeriodSeconds }, action: 'rotating' });
-  const read = await client.call({ method: 'GET', path, action: 'reading the secret' });
-  secretReads -= 1;
-  return client.decode(EndpointSecretOut, read.body, 'reading the secret').key;
+/** From now on this side's clock (Date.now, in every process of the test) reads `ms` later. */
+const later = (ms: number): void => {
+  jest.spyOn(Date, 'now').mockImplementation(() => realNow() + ms);
 };
 
-const deliver = (secrets: string[], subscribeData: object = zap) =>
-  zapier().perform({
-    authData,
-    subscribeData,
-    rawRequest: signedRequest(body, { msgId: newId('msg'), secrets }),
-    inputData: {},
+interface AuctionEvent {
+  id: string;
+  payload: { auctioneerUuid: string; auctionUuid: string; status: string };
+  /** The body the provider delivers. */
+  body: string;
+}
+
+/** A real auction event in the Consumer App, as the auction service sends it. */
+const send = async (extra: Record<string, unknown> = {}): Promise<AuctionEvent> => {
+  const payload = { auctioneerUuid: randomUUID(), auctionUuid: randomUUID(), status: 'OPEN_FOR_BIDDING' };
+  const answer = await client.call({
+    method: 'POST',
+    path: `/api/v1/app/${authData.appId}/msg`,
+    body: { eventType: EVENT_TYPE_NAME, payload, ...extra },
+    action: 'sending an auction event',
   });
+  const { id } = client.decode(MessageOut, answer.body, 'sending an auction event');
+  return { id, payload, body: JSON.stringify(payload) };
+};
 
-const ran = (result: unknown) => Array.isArray(result) && result.length === 1;
+/** What nobody sent: a made-up message id and a body of a made-up auction. */
+const junk = (): AuctionEvent => {
+  const payload = { auctioneerUuid: 'forged-auctioneer', auctionUuid: 'forged-auction', status: 'LOTS_SOLD' };
+  return { id: newId('msg'), payload, body: JSON.stringify(payload) };
+};
 
-describe("the endpoint's current secret", () => {
-  it('a delivery after an immediate rotation runs, and one signed only with the old secret is then refused', async () => {
-    const rotated = await rotate(0);
-    await expect(deliver([rotated])).resolves.toHaveLength(1);
-    expect(secretReads).toBe(1);
-    const refused = await failure(deliver([zap.secret]));
-    expect(refused.name).toBe('HaltedError');
-    // In another process too: the cache says which secret is current.
-    zapier().coldStart();
-    expect((await failure(deliver([zap.secret]))).name).toBe('HaltedError');
-    await expect(deliver([rotated])).resolves.toHaveLength(1);
-    expect(zapier().platform.peek(IDENTITY, knownSecretKey(zap.id))).toEqual(
-      expect.objectContaining({ secret: rotated }),
+/** The bundle of a delivery of the event to the Zap, signed now with these secrets (as Zapier queues it). */
+const delivery = (event: AuctionEvent, secrets: string[], subscribeData: SubscribeData = zap) => ({
+  authData,
+  subscribeData,
+  rawRequest: signedRequest(event.body, { msgId: event.id, secrets }),
+  inputData: {},
+});
+
+const main: ZapierProcess = { perform: (bundle) => zapier().perform(bundle) };
+
+/** A rotation of the endpoint's secret to a key given here, so the test knows it without reading it. */
+const rotate = async (gracePeriodSeconds: number, endpointId = zap.id): Promise<string> => {
+  const key = newSecret();
+  await client.call({
+    method: 'POST',
+    path: `/api/v1/app/${authData.appId}/endpoint/${endpointId}/secret/rotate`,
+    body: { key, gracePeriodSeconds },
+    action: 'rotating the secret',
+  });
+  return key;
+};
+
+/** The items a Zap run received for the event: the event's own fields. */
+const ranWith = (event: AuctionEvent) => [
+  expect.objectContaining({
+    id: event.id,
+    auctionUuid: event.payload.auctionUuid,
+    auctioneerUuid: event.payload.auctioneerUuid,
+    status: event.payload.status,
+  }),
+];
+
+/** An immediate rotation, and a genuine delivery signed with the new secret that teaches it to this process. */
+const rotateAndTeach = async (process: ZapierProcess = main): Promise<string> => {
+  const rotated = await rotate(0);
+  const taught = await send();
+  await expect(process.perform(delivery(taught, [rotated]))).resolves.toEqual(ranWith(taught));
+  return rotated;
+};
+
+/** Runs the bundles `at` a time, as Zapier's workers take them from its queue; each outcome in order. */
+const inBatches = async (bundles: object[], at: number, process: ZapierProcess = main) => {
+  const outcomes: Array<{ items?: unknown; error?: string }> = [];
+  for (let index = 0; index < bundles.length; index += at) {
+    const batch = bundles.slice(index, index + at).map((bundle) =>
+      process.perform(bundle).then(
+        (items) => ({ items }),
+        async (error: unknown) => ({ error: (await failure(Promise.reject(error))).name }),
+      ),
     );
+    outcomes.push(...(await Promise.all(batch)));
+  }
+  return outcomes;
+};
+
+describe("deliveries that waited in Zapier's queue across a rotation", () => {
+  it('30 queued across an immediate rotation, 8 at a time: each runs once, with the provider’s copy of its event', async () => {
+    const events: AuctionEvent[] = [];
+    for (let index = 0; index < 30; index += 1) events.push(await send());
+    // Signed and sent before the rotation; Zapier answered the provider and queued them.
+    const queued = events.map((event) => delivery(event, [zap.secret]));
+    await rotateAndTeach();
+    expect(calls.secret).toBe(1);
+    const outcomes = await inBatches(queued, 8);
+    expect(outcomes).toEqual(events.map((event) => ({ items: ranWith(event) })));
+    expect(calls.record).toBe(30);
+    // Sent again (a retry, a resend): none runs a second time.
+    const again = await inBatches(queued, 8);
+    expect(again).toEqual(events.map(() => ({ items: [] })));
+    expect(calls.secret).toBe(1);
   });
 
-  it('keeps what it read in z.cache, scoped to the connection, behind a short lock taken with nx', async () => {
-    const rotated = await rotate(0);
+  it('a delivery signed before a rotation with a grace period still runs when it is checked after the grace ended', async () => {
+    const waiting = await send();
+    const queued = delivery(waiting, [zap.secret]);
+    const rotated = await rotate(1);
+    // During the grace period deliveries carry both signatures, and run without any call.
+    const during = await send();
+    await expect(main.perform(delivery(during, [rotated, zap.secret]))).resolves.toEqual(ranWith(during));
+    expect(calls.secret + calls.record).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    // After it, a delivery signed with the new secret alone teaches it; then the queued one arrives.
+    const after = await send();
+    await expect(main.perform(delivery(after, [rotated]))).resolves.toEqual(ranWith(after));
+    await expect(main.perform(queued)).resolves.toEqual(ranWith(waiting));
+    expect(calls).toEqual({ secret: 1, record: 1 });
+  });
+
+  it('a new process whose z.cache already holds the new secret still runs a delivery signed with the old one', async () => {
+    const waiting = await send();
+    const queued = delivery(waiting, [zap.secret]);
+    await rotateAndTeach(await anotherProcess(zapier().platform));
+    const cold = await anotherProcess(zapier().platform);
+    await expect(cold.perform(queued)).resolves.toEqual(ranWith(waiting));
+    expect(calls).toEqual({ secret: 1, record: 1 });
+  });
+
+  it('a delivery signed with a secret this side never saw (two rotations while it waited) runs once the record confirms it', async () => {
+    const waiting = await send();
+    const first = await rotate(0);
+    const queued = delivery(waiting, [first]);
+    // Junk signed at the same moment is refused: the record does not know it.
+    const forged = delivery(junk(), [newSecret()]);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await rotateAndTeach();
+    await expect(main.perform(queued)).resolves.toEqual(ranWith(waiting));
+    expect((await failure(main.perform(forged))).message).toBe(RECORD_REFUSALS.notConfirmed);
+    expect(calls.record).toBe(2);
+  });
+});
+
+describe("a secret the endpoint had: the provider's record decides", () => {
+  it('runs the provider’s copy, never the delivered body: a real id with another body, signed with a revoked secret', async () => {
+    const genuine = await send();
+    await rotateAndTeach();
+    const tampered = { ...genuine, body: JSON.stringify({ ...genuine.payload, status: 'LOTS_SOLD', extra: 'forged' }) };
+    const items = await main.perform(delivery(tampered, [zap.secret]));
+    expect(items).toEqual(ranWith(genuine));
+    expect(items).toEqual([expect.not.objectContaining({ extra: expect.anything() })]);
+    // The genuine delivery arrives after: the event has run already.
+    await expect(main.perform(delivery(genuine, [zap.secret]))).resolves.toEqual([]);
+  });
+
+  it('refuses a made-up id (404) with a halt', async () => {
+    await rotateAndTeach();
+    const refused = await failure(main.perform(delivery(junk(), [zap.secret])));
+    expect(refused).toMatchObject({ name: 'HaltedError', message: RECORD_REFUSALS.notConfirmed });
+    expect(calls.record).toBe(1);
+  });
+
+  it('refuses an id the record answers with another message (an eventId), and a message of another type', async () => {
+    const lookalike = newId('msg');
+    await send({ eventId: lookalike });
+    const other = await send({ eventType: 'SOMETHING_ELSE' });
+    await rotateAndTeach();
+    const byEventId = { ...junk(), id: lookalike };
+    expect(await failure(main.perform(delivery(byEventId, [zap.secret])))).toMatchObject({
+      name: 'HaltedError',
+      message: RECORD_REFUSALS.notConfirmed,
+    });
+    expect(await failure(main.perform(delivery(other, [zap.secret])))).toMatchObject({
+      name: 'HaltedError',
+      message: RECORD_REFUSALS.notConfirmed,
+    });
+  });
+
+  it('does not run a genuine message older than this Zap’s endpoint', async () => {
+    const old = await send();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const newer = await turnOn('http://127.0.0.1:9/hooks/standard/2/');
+    const rotated = await rotate(0, newer.id);
+    const taught = await send();
+    await expect(main.perform(delivery(taught, [rotated], newer))).resolves.toEqual(ranWith(taught));
+    const refused = await failure(main.perform(delivery(old, [newer.secret], newer)));
+    expect(refused).toMatchObject({ name: 'HaltedError', message: RECORD_REFUSALS.beforeEndpoint(old.id) });
+    // Known from both ids: no call was needed to tell.
+    expect(calls.record).toBe(0);
+  });
+
+  it('halts, naming the message, when the record no longer keeps the content (its retention ended, or it was deleted)', async () => {
+    const shortLived = await send({ payloadRetentionHours: 1 });
+    const deleted = await send();
+    await client.call({
+      method: 'DELETE',
+      path: `/api/v1/app/${authData.appId}/msg/${deleted.id}/content`,
+      action: 'deleting the content',
+    });
+    await rotateAndTeach();
+    emulatorClockShift = 2 * 60 * 60 * 1000;
+    for (const event of [shortLived, deleted]) {
+      const refused = await failure(main.perform(delivery(event, [zap.secret])));
+      expect(refused).toMatchObject({ name: 'HaltedError', message: RECORD_REFUSALS.expired(event.id) });
+      expect(refused.message).toContain(event.id);
+    }
+  });
+
+  it('a provider that cannot be reached is an error (not a halt) naming the event and how to send it again', async () => {
+    const waiting = await send();
+    await rotateAndTeach();
+    for (const fault of [{ kind: 'reply', status: 503, body: '' }, { kind: 'drop' }] satisfies Fault[]) {
+      faults.record = [fault, fault];
+      const failed = await failure(main.perform(delivery(waiting, [zap.secret])));
+      expect(failed.name).not.toBe('HaltedError');
+      expect(failed.code).toBe('EventNotConfirmed');
+      expect(failed.message).toContain(waiting.id);
+      expect(failed.message).toMatch(/Svix's dashboard.*resend it/);
+    }
+    // Once it answers, the event runs (it was never claimed).
+    await expect(main.perform(delivery(waiting, [zap.secret]))).resolves.toEqual(ranWith(waiting));
+  });
+
+  it('a moment’s failure of the record is tried again, and the event runs', async () => {
+    const waiting = await send();
+    await rotateAndTeach();
+    faults.record = [{ kind: 'reply', status: 502, body: '<html>Bad gateway</html>' }];
+    await expect(main.perform(delivery(waiting, [zap.secret]))).resolves.toEqual(ranWith(waiting));
+    expect(calls.record).toBe(2);
+  });
+});
+
+describe('a revoked secret', () => {
+  it('stops verifying in every process within a minute once any process has seen the new one', async () => {
+    const first = await send();
+    await expect(main.perform(delivery(first, [zap.secret]))).resolves.toEqual(ranWith(first));
+    // The secret leaked: rotated with no grace period. Another process learns the new one.
+    await rotateAndTeach(await anotherProcess(zapier().platform));
+    expect(calls.secret).toBe(1);
+    later(61_000);
+    const refused = await failure(main.perform(delivery(junk(), [zap.secret])));
+    expect(refused).toMatchObject({ name: 'HaltedError', message: RECORD_REFUSALS.notConfirmed });
+    // This process learnt it from z.cache, not from the provider; only the record was asked.
+    expect(calls).toEqual({ secret: 1, record: 1 });
+  });
+
+  it('stops verifying within ten minutes even when no process has seen the new one', async () => {
+    const first = await send();
+    await expect(main.perform(delivery(first, [zap.secret]))).resolves.toEqual(ranWith(first));
+    await rotate(0);
+    later(10 * 60_000 + 1_000);
+    const refused = await failure(main.perform(delivery(junk(), [zap.secret])));
+    expect(refused).toMatchObject({ name: 'HaltedError', message: RECORD_REFUSALS.notConfirmed });
+    expect(calls).toEqual({ secret: 1, record: 1 });
+  });
+
+  it('costs a warm process one cache read per minute, not a round trip per delivery', async () => {
+    const events: AuctionEvent[] = [];
+    for (let index = 0; index < 6; index += 1) events.push(await send());
+    const [firstEvent, ...rest] = events;
+    if (!firstEvent) throw new Error('no events');
+    await main.perform(delivery(firstEvent, [zap.secret]));
     zapier().platform.resetCalls();
-    await expect(deliver([rotated])).resolves.toHaveLength(1);
-    const calls = zapier()
-      .calls()
-      .filter((call) => call.key === knownSecretKey(zap.id) || call.key === rereadLockKey(zap.id));
-    expect(calls).toEqual([
-      expect.objectContaining({ method: 'zcache_get', key: knownSecretKey(zap.id), scope: ['auth'] }),
-      expect.objectContaining({ method: 'zcache_set', key: rereadLockKey(zap.id), ttl: 15, scope: ['auth'], nx: true }),
-      expect.objectContaining({ method: 'zcache_get', key: knownSecretKey(zap.id), scope: ['auth'] }),
-      expect.objectContaining({
-        method: 'zcache_set',
-        key: knownSecretKey(zap.id),
-        ttl: CLAIM_TTL_SECONDS,
-        scope: ['auth'],
-        nx: false,
-      }),
-      // Released only by its holder: read back, then deleted.
-      expect.objectContaining({ method: 'zcache_get', key: rereadLockKey(zap.id), scope: ['auth'] }),
-      expect.objectContaining({ method: 'zcache_delete', key: rereadLockKey(zap.id), scope: ['auth'] }),
-    ]);
+    for (const event of rest) await expect(main.perform(delivery(event, [zap.secret]))).resolves.toHaveLength(1);
+    const historyReads = () =>
+      zapier()
+        .calls()
+        .filter((call) => call.key === secretHistoryKey(zap.id));
+    // One round trip each: the claim.
+    expect(zapier().calls()).toHaveLength(rest.length);
+    expect(historyReads()).toEqual([]);
+    later(61_000);
+    const next = await send();
+    await expect(main.perform(delivery(next, [zap.secret]))).resolves.toHaveLength(1);
+    expect(historyReads()).toEqual([expect.objectContaining({ method: 'zcache_get', scope: ['auth'] })]);
+    expect(zapier().calls()).toHaveLength(rest.length + 2);
   });
 
-  it('during a grace period, deliveries signed with both secrets run without a read', async () => {
-    const rotated = await rotate(3600);
-    await expect(deliver([rotated, zap.secret])).resolves.toHaveLength(1);
-    await expect(deliver([zap.secret, rotated])).resolves.toHaveLength(1);
-    expect(secretReads).toBe(0);
-  });
-
-  it('a genuine delivery signed with a new secret runs right after a forgery', async () => {
-    expect((await failure(deliver([newSecret()]))).name).toBe('HaltedError');
-    const rotated = await rotate(0);
-    await expect(deliver([rotated])).resolves.toHaveLength(1);
-    expect(secretReads).toBe(2);
-  });
-
-  it('a secret read more than ten minutes ago is read again first: a revoked one is refused at once', async () => {
-    const elevenMinutesAgo = Date.now() - 11 * 60_000;
-    const stale = { ...zap, checkedAt: elevenMinutesAgo };
-    await rotate(0);
-    expect((await failure(deliver([zap.secret], stale))).name).toBe('HaltedError');
-    expect(secretReads).toBe(1);
-  });
-
-  it('a stale secret that still matches runs, and is then fresh again', async () => {
-    const stale = { ...zap, checkedAt: Date.now() - 11 * 60_000 };
-    await expect(deliver([zap.secret], stale)).resolves.toHaveLength(1);
-    await expect(deliver([zap.secret], stale)).resolves.toHaveLength(1);
-    expect(secretReads).toBe(1);
-  });
-
-  it('12 simultaneous genuine deliveries after a rotation all run, after one read', async () => {
-    const rotated = await rotate(0);
-    const results = await Promise.all(Array.from({ length: 12 }, () => deliver([rotated])));
-    expect(results.filter(ran)).toHaveLength(12);
-    expect(secretReads).toBe(1);
-  });
-
-  it('a provider error or time-out during the read is tried again, and the delivery runs', async () => {
-    secretSettings.readTimeoutMs = 300;
-    const rotated = await rotate(0);
-    readFaults = [{ kind: 'reply', status: 503, body: '' }];
-    await expect(deliver([rotated])).resolves.toHaveLength(1);
-    const again = await rotate(0);
-    readFaults = [{ kind: 'hang' }];
-    await expect(deliver([again])).resolves.toHaveLength(1);
-  });
-
-  it('a read that fails twice is an error a person sees in the Zap history, not a silent refusal', async () => {
-    const rotated = await rotate(0);
-    readFaults = [
-      { kind: 'reply', status: 503, body: '' },
-      { kind: 'reply', status: 503, body: '' },
-    ];
-    const failed = await failure(deliver([rotated]));
-    expect(failed.code).toBe('ProviderUnavailable');
-    expect(failed.message).toMatch(/The Zap did not run for this event/);
+  it('a secret read more than ten minutes ago that still matches runs, and is fresh again after one read', async () => {
+    const first = await send();
+    await expect(main.perform(delivery(first, [zap.secret]))).resolves.toHaveLength(1);
+    later(11 * 60_000);
+    const second = await send();
+    const third = await send();
+    await expect(main.perform(delivery(second, [zap.secret]))).resolves.toHaveLength(1);
+    await expect(main.perform(delivery(third, [zap.secret]))).resolves.toHaveLength(1);
+    expect(calls).toEqual({ secret: 1, record: 0 });
   });
 });
 
-describe('a secret read more than ten minutes ago', () => {
-  it('is not trusted while a read is under way: deliveries signed with a revoked secret wait, then halt', async () => {
-    const stale = { ...zap, checkedAt: Date.now() - 11 * 60_000 };
-    await rotate(0);
-    const results = await Promise.all(Array.from({ length: 6 }, () => failure(deliver([zap.secret], stale))));
-    expect(results.map((refused) => refused.name)).toEqual(Array.from({ length: 6 }, () => 'HaltedError'));
-    expect(secretReads).toBe(1);
-  });
-});
-
-describe('reads of the secret are limited per endpoint', () => {
-  it('counts reads that failed, across processes: a new process finds the allowance spent', async () => {
-    secretSettings.waitMs = 500;
+describe('deliveries signed with no secret known here', () => {
+  it('a genuine delivery after an immediate rotation runs after one read; 12 at once share it', async () => {
     const rotated = await rotate(0);
-    readFaults = Array.from({ length: 6 }, () => ({ kind: 'reply', status: 503, body: '' }) satisfies Fault);
-    for (let index = 0; index < 3; index += 1) {
-      zapier().coldStart();
-      expect((await failure(deliver([rotated]))).code).toBe('ProviderUnavailable');
-    }
-    expect(secretReads).toBe(6);
-    zapier().coldStart();
-    expect((await failure(deliver([rotated]))).name).toBe('HaltedError');
-    expect(secretReads).toBe(6);
+    const events: AuctionEvent[] = [];
+    for (let index = 0; index < 12; index += 1) events.push(await send());
+    const outcomes = await Promise.all(events.map((event) => main.perform(delivery(event, [rotated]))));
+    expect(outcomes).toEqual(events.map(ranWith));
+    expect(calls).toEqual({ secret: 1, record: 0 });
   });
 
-  it('12 simultaneous forgeries: all refused, a burst of 3 reads at most, one at a time', async () => {
-    secretSettings.waitMs = 1_000;
-    const results = await Promise.all(Array.from({ length: 12 }, () => failure(deliver([newSecret()]))));
+  it('40 junk deliveries, 8 at a time, cost at most 6 provider calls, and a genuine one with a new secret runs right after', async () => {
+    const outcomes = await inBatches(
+      Array.from({ length: 40 }, () => delivery(junk(), [newSecret()])),
+      8,
+    );
     // Halts, every one: errors would count towards Zapier turning the Zap off.
-    expect(results.map((refused) => refused.name)).toEqual(Array.from({ length: 12 }, () => 'HaltedError'));
-    expect(secretReads).toBeGreaterThanOrEqual(1);
-    expect(secretReads).toBeLessThanOrEqual(3);
-    const inFlight = emulator.stats().maxInFlight[`GET /api/v1/app/${authData.appId}/endpoint/${zap.id}/secret`];
-    expect(inFlight).toBe(1);
-  });
-
-  it('forgeries one after another: a burst of 3 reads, then none until the allowance refills', async () => {
-    // Each later forgery waits 1.5 s for the allowance: a refill faster than one per 10 s would show.
-    secretSettings.waitMs = 1_500;
-    for (let index = 0; index < 6; index += 1) {
-      expect((await failure(deliver([newSecret()]))).name).toBe('HaltedError');
-    }
-    expect(secretReads).toBe(3);
-  });
-
-  it('a genuine delivery after a rotation in a flood waits for the allowance, then runs', async () => {
-    secretSettings.refillMs = 400;
-    secretSettings.waitMs = 3_000;
-    for (let index = 0; index < 3; index += 1) await failure(deliver([newSecret()]));
+    expect(outcomes).toEqual(Array.from({ length: 40 }, () => ({ error: 'HaltedError' })));
+    expect(calls.secret + calls.record).toBeLessThanOrEqual(6);
     const rotated = await rotate(0);
-    await expect(deliver([rotated])).resolves.toHaveLength(1);
-    expect(secretReads).toBe(4);
+    const genuine = await send();
+    await expect(main.perform(delivery(genuine, [rotated]))).resolves.toEqual(ranWith(genuine));
+  });
+
+  it('junk one after another: three reads of the secret, then none until the allowance refills', async () => {
+    secretSettings.refillMs = 60_000;
+    for (let index = 0; index < 6; index += 1) {
+      expect((await failure(main.perform(delivery(junk(), [newSecret()])))).name).toBe('HaltedError');
+    }
+    expect(calls).toEqual({ secret: 3, record: 0 });
+  });
+
+  it('a read that finds a new secret costs nothing: genuine rotations never use the allowance up', async () => {
+    secretSettings.refillMs = 60_000;
+    for (let index = 0; index < 5; index += 1) await rotateAndTeach();
+    expect(calls.secret).toBe(5);
+    // The whole burst is still there for whatever comes next: three calls, then none.
+    for (let index = 0; index < 4; index += 1) await failure(main.perform(delivery(junk(), [newSecret()])));
+    expect(calls.secret + calls.record).toBe(5 + 3);
+  });
+
+  it('a read of the secret that fails for a moment is tried again, and the delivery runs', async () => {
+    const rotated = await rotate(0);
+    faults.secret = [{ kind: 'reply', status: 503, body: '' }];
+    const event = await send();
+    await expect(main.perform(delivery(event, [rotated]))).resolves.toEqual(ranWith(event));
+    expect(calls.secret).toBe(2);
+  });
+
+  it('a read that fails twice leaves the decision to the record, which needs no secret', async () => {
+    const rotated = await rotate(0);
+    const unavailable: Fault = { kind: 'reply', status: 503, body: '' };
+    faults.secret = [unavailable, unavailable];
+    const event = await send();
+    await expect(main.perform(delivery(event, [rotated]))).resolves.toEqual(ranWith(event));
+    expect(calls).toEqual({ secret: 2, record: 1 });
+    // Junk is still refused that way: the record does not know it.
+    faults.secret = [unavailable, unavailable];
+    expect((await failure(main.perform(delivery(junk(), [newSecret()])))).message).toBe(RECORD_REFUSALS.notConfirmed);
+  });
+
+  it('when neither the secret nor the record can be read, the error names the event and how to send it again', async () => {
+    const rotated = await rotate(0);
+    const unavailable: Fault = { kind: 'reply', status: 503, body: '' };
+    faults.secret = [unavailable, unavailable];
+    faults.record = [unavailable, unavailable];
+    const event = await send();
+    const failed = await failure(main.perform(delivery(event, [rotated])));
+    expect(failed.name).not.toBe('HaltedError');
+    expect(failed.code).toBe('EventNotConfirmed');
+    expect(failed.message).toContain(event.id);
+    expect(failed.message).toMatch(/Svix's dashboard.*resend it/);
+  });
+
+  it('keeps what it learnt in z.cache, scoped to the connection, for as long as runs are remembered', async () => {
+    const rotated = await rotateAndTeach();
+    const shared = zapier()
+      .calls()
+      .filter((call) => call.method === 'zcache_set' && call.key === secretHistoryKey(zap.id));
+    expect(shared).toEqual([expect.objectContaining({ scope: ['auth'], ttl: 7 * 24 * 60 * 60 + 10 * 60, nx: false })]);
+    expect(secretSettings.syncAfterMs).toBe(60_000);
+    expect(secretSettings.staleAfterMs).toBe(10 * 60_000);
+    expect(rotated).toMatch(/^whsec_/);
   });
 });
