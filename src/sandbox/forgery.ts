@@ -4,23 +4,50 @@ import type { Zap } from './hookRunner';
 
 /**
  * Deliveries that did not come from the provider now, for the story and the
- * soak: each must be refused by the Zap's perform.
+ * soak. None may run a Zap with what it carries: each is refused, or (a real
+ * message's id signed with a revoked secret) runs with the provider's own copy
+ * of that message at most once, never with the forged body.
  */
 
-export type Forgery = 'wrong-secret' | 'tampered-body' | 'signed-8-days-ago' | 'no-signature';
-export const FORGERIES: readonly Forgery[] = ['wrong-secret', 'tampered-body', 'signed-8-days-ago', 'no-signature'];
+export type Forgery =
+  | 'wrong-secret'
+  | 'tampered-body'
+  | 'signed-8-days-ago'
+  | 'no-signature'
+  /** Signed with a secret the endpoint had, revoked since, under a made-up message id. */
+  | 'revoked-secret'
+  /** Signed with a revoked secret, under a real message's id, with another body. */
+  | 'replayed-id-other-body';
+export const FORGERIES: readonly Forgery[] = [
+  'wrong-secret',
+  'tampered-body',
+  'signed-8-days-ago',
+  'no-signature',
+  'revoked-secret',
+  'replayed-id-other-body',
+];
 
-/** A delivery that did not come from the provider now, in one of several shapes. */
-export const forge = async (zap: Zap, kind: Forgery, id: string): Promise<void> => {
-  const body = JSON.stringify({
-    auctioneerUuid: 'forged-auctioneer',
-    auctionUuid: 'forged-auction',
-    status: 'LOTS_SOLD',
-  });
+/** What a forgery needs beyond the Zap: a secret the endpoint had before (when there was a rotation). */
+export interface ForgeryMaterial {
+  /** A secret the endpoint had, revoked since; a secret it never had stands in before the first rotation. */
+  revokedSecret?: string;
+}
+
+/** The body every forgery carries: an auction and auctioneer that do not exist. */
+export const FORGED_PAYLOAD = {
+  auctioneerUuid: 'forged-auctioneer',
+  auctionUuid: 'forged-auction',
+  status: 'LOTS_SOLD',
+} as const;
+
+/** A delivery that did not come from the provider now, in one of several shapes, under the message id given. */
+export const forge = async (zap: Zap, kind: Forgery, id: string, material: ForgeryMaterial = {}): Promise<void> => {
+  const body = JSON.stringify(FORGED_PAYLOAD);
   const now = Math.floor(Date.now() / 1000);
   const realKey = secretKey(zap.subscribeData.secret);
   const otherKey = secretKey(newSecret());
-  if (!realKey || !otherKey) throw new Error('the sandbox secret is not base64');
+  const revokedKey = secretKey(material.revokedSecret ?? newSecret());
+  if (!realKey || !otherKey || !revokedKey) throw new Error('the sandbox secret is not base64');
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'svix-id': id,
@@ -43,6 +70,11 @@ export const forge = async (zap: Zap, kind: Forgery, id: string): Promise<void> 
       headers['svix-signature'] = `v1,${sign(realKey, id, then, body)}`;
       break;
     }
+    case 'revoked-secret':
+    case 'replayed-id-other-body':
+      // Whoever kept a revoked secret: the id decides which of the two this is.
+      headers['svix-signature'] = `v1,${sign(revokedKey, id, String(now), body)}`;
+      break;
     case 'no-signature':
       break;
   }

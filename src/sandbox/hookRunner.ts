@@ -8,7 +8,7 @@ import { TRIGGER_KEY } from '../triggers/auctionStatusChanged';
 import { SubscribeData } from '../triggers/delivery';
 import { errorDetails } from './errorDetails';
 import { serveOnLoopback, type LoopbackServer } from './net';
-import { platformInvoker, type PlatformStandIn } from './platform';
+import { platformInvoker, type Identity, type PlatformStandIn } from './platform';
 
 /**
  * Stands in for Zapier: serves one target URL per Zap on loopback, answers
@@ -116,11 +116,14 @@ export class HookRunner {
   private readonly inFlight = new Map<string, number>();
   private readonly waiters: Array<() => void> = [];
 
+  /** Who the runner's invocations run for, as the platform stand-in keeps their cache entries apart. */
+  readonly identity: Identity = { authId: `auth-${randomBytes(4).toString('hex')}`, userId: 'sandbox-user' };
+
   constructor(private readonly options: HookRunnerOptions) {
     this.invoke = platformInvoker({
       app: options.app,
       platform: options.platform,
-      identity: { authId: `auth-${randomBytes(4).toString('hex')}`, userId: 'sandbox-user' },
+      identity: this.identity,
       quiet: true,
     });
   }

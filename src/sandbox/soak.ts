@@ -6,9 +6,13 @@ import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
 import { AuctionBackEnd } from './auctions';
 import { ProviderEmulator, type Fault, type FaultContext } from './emulator';
-import { newId } from './emulator/store';
-import { FORGERIES, forge } from './forgery';
-import { HookRunner } from './hookRunner';
+import { newId, newSecret } from './emulator/store';
+import { FORGERIES, forge, type Forgery } from './forgery';
+import { HookRunner, type ZapRun } from './hookRunner';
+import { isRight } from 'fp-ts/Either';
+import { claimKey } from '../triggers/claim';
+import { secretHistoryKey } from '../triggers/endpointSecret';
+import { SecretHistory } from '../triggers/secretHistory';
 import { PlatformStandIn, type CacheCall, type RpcFault } from './platform';
 
 /**
@@ -16,10 +20,18 @@ import { PlatformStandIn, type CacheCall, type RpcFault } from './platform';
  * HTTP deliveries → the Zapier stand-in → perform, with z.cache on the
  * platform stand-in), counting what was lost, run twice or forged through.
  * Along the way: redeliveries that overlap the first delivery, forged
- * deliveries, transient failures at the endpoint, faults of the cache inside
- * perform, immediate rotations of the endpoint's secret, and provider errors
- * and time-outs while perform reads the rotated secret. Everything stays on
- * loopback, and the run ends after the given number of events.
+ * deliveries (among them some signed with a revoked secret), transient
+ * failures at the endpoint, throttles and faults of the cache inside perform,
+ * rotations of the endpoint's secret as soon as they are due (immediate and
+ * with a grace period in turn) while deliveries signed with the old secret
+ * still wait in Zapier's queue, and provider errors and time-outs while
+ * perform reads the rotated secret. Everything stays on loopback, and the run
+ * ends after the given number of events.
+ *
+ * All of Zapier's side runs in this one process, which zapier-platform-core
+ * stops once it holds 450 MB; `npm run soak` holds V8's heap to 256 MB, as a
+ * Lambda of modest size does, so garbage is collected before it piles up
+ * (the live data stays near 50 MB).
  */
 
 export interface SoakOptions {
@@ -31,10 +43,8 @@ export interface SoakOptions {
   /** Share of messages whose claim in z.cache meets a fault. */
   cacheFaultRate?: number;
   /**
-   * Immediate rotations of the endpoint's secret, spread over the run, at
-   * least ROTATION_GAP_MS apart: a delivery held back by the limit on secret
-   * reads (forgeries use it up) must not see a second rotation before it is
-   * checked, or it is refused as signed with a revoked secret, which it is.
+   * Rotations of the endpoint's secret, spread evenly over the events and
+   * made as soon as each is due: immediate and with a grace period in turn.
    */
   rotations?: number;
   /** Each the round trip time of the platform stand-in's cache, so overlapping deliveries really overlap. */
@@ -50,6 +60,10 @@ export interface SoakResult {
   forgedAccepted: number;
   forged: number;
   forgedRefused: number;
+  /** Forgeries under a real message's id: they may run that message (its provider copy), never their own body. */
+  forgedReplays: number;
+  /** Forgeries signed with a secret revoked by a rotation (and seen replaced by the integration). */
+  forgedWithRevoked: number;
   redelivered: number;
   /** Performs that started while another perform of the same message was running. */
   overlapping: number;
@@ -57,8 +71,12 @@ export interface SoakResult {
   transientFailures: number;
   providerRetries: number;
   cacheFaults: number;
+  /** Zap runs whose claim was never stored (the cache kept throttling): a redelivery could run them again. */
+  unclaimed: number;
   rotations: number;
   secretReads: number;
+  /** Reads of a message's record at the provider, for deliveries the current secret did not sign. */
+  recordReads: number;
   secretReadFaults: number;
   failedRuns: number;
   /** For each lost event, its message id and what became of its deliveries. */
@@ -70,13 +88,16 @@ export interface SoakResult {
 export const soakLine = (result: SoakResult): string =>
   `soak: events=${result.events} zap_runs=${result.zapRuns} lost=${result.lost} doubled=${result.doubled} ` +
   `forged_accepted=${result.forgedAccepted} forged=${result.forged} forged_refused=${result.forgedRefused} ` +
+  `forged_replays=${result.forgedReplays} forged_with_revoked=${result.forgedWithRevoked} ` +
   `redelivered=${result.redelivered} overlapping=${result.overlapping} ` +
   `transient_failures=${result.transientFailures} provider_retries=${result.providerRetries} ` +
-  `cache_faults=${result.cacheFaults} rotations=${result.rotations} secret_reads=${result.secretReads} ` +
-  `secret_read_faults=${result.secretReadFaults} failed_runs=${result.failedRuns} ` +
+  `cache_faults=${result.cacheFaults} unclaimed=${result.unclaimed} rotations=${result.rotations} ` +
+  `secret_reads=${result.secretReads} secret_read_faults=${result.secretReadFaults} ` +
+  `record_reads=${result.recordReads} failed_runs=${result.failedRuns} ` +
   `peak_rss_mb=${result.peakRssMb} seconds=${result.seconds}`;
 
-const ROTATION_GAP_MS = 15_000;
+/** The grace period of every other rotation: deliveries signed before it may still wait in the queue after it ends. */
+const GRACE_SECONDS = 1;
 
 /** Every `1 / rate`-th index, spread evenly: deterministic, so a run can be repeated. */
 const picked = (index: number, rate: number, offset: number): boolean =>
@@ -86,8 +107,8 @@ const picked = (index: number, rate: number, offset: number): boolean =>
 const chosen = (id: string, rate: number, salt = ''): boolean =>
   rate > 0 && createHash('sha256').update(`${salt}${id}`).digest().readUInt32BE(0) / 0x1_0000_0000 < rate;
 
-/** The cache faults, in turn: a refusal to store, a 503 core retries, and a claim stored whose answer was lost. */
-const CACHE_FAULTS: readonly RpcFault['kind'][] = ['refuse', 'unavailable', 'store-then-unavailable'];
+/** The cache faults, in turn: a throttle (`null`, nothing stored), a 503 core retries, and a claim stored whose answer was lost. */
+const CACHE_FAULTS: readonly RpcFault['kind'][] = ['throttle', 'unavailable', 'store-then-unavailable'];
 
 /** The provider faults while perform reads a rotated secret, in turn: a 503 and a time-out, each followed by a retry. */
 const READ_FAULTS: readonly Fault[] = [
@@ -110,15 +131,18 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   }, 50);
   sampler.unref();
 
-  // The first attempt of every secret read after a rotation meets a provider fault.
+  // For every rotation, one read of the secret after it meets a provider fault.
   let secretReads = 0;
   let secretReadFaults = 0;
-  let faultNextRead = false;
+  /** Reads still to fault: each rotation adds one, so rotations close together fault reads in a row. */
+  let readsToFault = 0;
+  let recordReads = 0;
   const readFault = ({ method, path }: FaultContext): Fault | undefined => {
+    if (method === 'GET' && /\/msg\/[^/]+$/.test(path)) recordReads += 1;
     if (method !== 'GET' || !path.endsWith('/secret')) return undefined;
     secretReads += 1;
-    if (!faultNextRead) return undefined;
-    faultNextRead = false;
+    if (readsToFault === 0) return undefined;
+    readsToFault -= 1;
     const fault = READ_FAULTS[secretReadFaults % READ_FAULTS.length];
     secretReadFaults += 1;
     return fault;
@@ -135,7 +159,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     if (call.method !== 'zcache_set' || !call.key.startsWith('seen:') || cacheFaulted.has(call.key)) return undefined;
     if (!chosen(call.key, cacheFaultRate, 'cache')) return undefined;
     cacheFaulted.add(call.key);
-    const kind = CACHE_FAULTS[cacheFaulted.size % CACHE_FAULTS.length] ?? 'refuse';
+    const kind = CACHE_FAULTS[cacheFaulted.size % CACHE_FAULTS.length] ?? 'throttle';
     return { kind };
   };
   const platform = new PlatformStandIn({ delayMs: options.cacheDelayMs ?? 1, fault: cacheFault });
@@ -147,6 +171,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   // Zap runs (503), half after Zapier took it (the answer is lost, so the provider retries).
   const faulted = new Set<string>();
   const forgedIds = new Set<string>();
+  const replayedIds = new Set<string>();
   let transientFailures = 0;
   const runner = new HookRunner({
     app,
@@ -163,28 +188,69 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   });
   let redelivered = 0;
   let rotated = 0;
-  let lastRotation = Number.NEGATIVE_INFINITY;
+  let forgeries = 0;
+  let forgedWithRevoked = 0;
   try {
     const appId = runner.appId;
     await runner.start();
     const zap = await runner.turnOn('Every status change');
     const backEnd = new AuctionBackEnd(client, appId);
     const rotateEvery = rotations > 0 ? Math.floor(options.events / (rotations + 1)) : 0;
+    let secret = zap.subscribeData.secret;
+    /** Secrets replaced by a rotation, newest first. */
+    const replaced: string[] = [];
+    /**
+     * The newest secret the integration has seen replaced (its shared history
+     * in z.cache says so), if any. Revocation is promised from that moment (a
+     * minute later in its other processes); before it, the old secret may
+     * still be the newest one the integration knows.
+     */
+    const knownRevoked = (): string | undefined => {
+      const history = SecretHistory.decode(platform.peek(runner.identity, secretHistoryKey(zap.subscribeData.id)));
+      const seenReplaced = new Set(
+        isRight(history)
+          ? history.right.secrets.filter((entry) => entry.until !== undefined).map((entry) => entry.secret)
+          : [],
+      );
+      return replaced.find((old) => seenReplaced.has(old));
+    };
+    /** Forgeries signed with a revoked secret wait until there is one; then they go, the oldest first. */
+    const heldBack: Array<{ kind: Forgery; id: string }> = [];
+    const sendHeldBack = async (): Promise<void> => {
+      const revoked = heldBack.length > 0 ? knownRevoked() : undefined;
+      if (!revoked) return;
+      for (const { kind, id } of heldBack.splice(0)) {
+        forgedWithRevoked += 1;
+        await forge(zap, kind, id, { revokedSecret: revoked });
+      }
+    };
+    const sendForgery = async (kind: Forgery, realId: string | undefined): Promise<void> => {
+      forgeries += 1;
+      const id = kind === 'replayed-id-other-body' && realId ? realId : newId('msg');
+      (id === realId ? replayedIds : forgedIds).add(id);
+      if (kind === 'revoked-secret' || kind === 'replayed-id-other-body') {
+        heldBack.push({ kind, id });
+        await sendHeldBack();
+      } else {
+        await forge(zap, kind, id);
+      }
+    };
 
     for (let index = 0; index < options.events; index += 1) {
-      // Due from every rotateEvery-th event on, and made as soon as the gap since the last allows.
-      const rotationDue = rotateEvery > 0 && index >= rotateEvery * (rotated + 1);
-      if (rotationDue && rotated < rotations && Date.now() - lastRotation >= ROTATION_GAP_MS) {
-        // An immediate rotation: from now on deliveries carry only the new secret's signature.
+      if (rotateEvery > 0 && rotated < rotations && index >= rotateEvery * (rotated + 1)) {
+        // Due: made at once, whatever is still waiting in the queue. Immediate and with a grace
+        // period in turn; the new key is given, so the soak knows which secret was revoked.
+        const key = newSecret();
         await client.call({
           method: 'POST',
           path: `/api/v1/app/${appId}/endpoint/${zap.subscribeData.id}/secret/rotate`,
-          body: { gracePeriodSeconds: 0 },
+          body: { key, gracePeriodSeconds: rotated % 2 === 0 ? 0 : GRACE_SECONDS },
           action: 'rotating the endpoint secret',
         });
+        replaced.unshift(secret);
+        secret = key;
         rotated += 1;
-        lastRotation = Date.now();
-        faultNextRead = true;
+        readsToFault += 1;
       }
       await backEnd.emitNext(3);
       const event = backEnd.emitted[backEnd.emitted.length - 1];
@@ -194,17 +260,18 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
         redelivered += 1;
       }
       if (picked(index, forgeryRate, 37)) {
-        const kind = FORGERIES[forgedIds.size % FORGERIES.length] ?? 'wrong-secret';
-        const id = newId('msg');
-        forgedIds.add(id);
-        await forge(zap, kind, id);
+        await sendForgery(FORGERIES[forgeries % FORGERIES.length] ?? 'wrong-secret', event?.messageId);
+      } else {
+        await sendHeldBack();
       }
       if ((index + 1) % 1_000 === 0) say(`soak: ${index + 1}/${options.events} events sent`);
     }
     // Deliveries that failed at the endpoint come back on the provider's (compressed) schedule.
+    // Forgeries still held back go once the integration has seen a rotation.
     for (let settled = 0; settled < 3; settled += 1) {
       await emulator.idle();
       await runner.idle();
+      await sendHeldBack();
     }
     await runner.turnOff(zap);
 
@@ -221,18 +288,29 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
         .map((run) => (run.message ? `${run.outcome}: ${run.message}` : run.outcome));
       return `${id}: ${outcomes.length > 0 ? outcomes.join(' | ') : 'never reached perform'}`;
     });
+    // A run is the event only if it carries what the back-end sent under that id: a forged
+    // body that reached a Zap (under a made-up or a real id) is a forgery accepted.
+    const sent = new Map(backEnd.emitted.map((event) => [event.messageId, event]));
+    const carriesForgery = (run: ZapRun): boolean =>
+      run.items.some((item) => {
+        const event = run.messageId ? sent.get(run.messageId) : undefined;
+        return !event || item.auctionUuid !== event.auctionUuid || item.status !== event.status;
+      });
     const stats = emulator.stats();
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
+    const ran = [...runsPerMessage.keys()].filter((id) => sent.has(id));
     return {
       events: real.length,
       zapRuns: real.reduce((total, id) => total + (runsPerMessage.get(id) ?? 0), 0),
       lost: lostIds.length,
       doubled: real.reduce((total, id) => total + Math.max(0, (runsPerMessage.get(id) ?? 0) - 1), 0),
-      forgedAccepted: [...forgedIds].filter((id) => runsPerMessage.has(id)).length,
-      forged: forgedIds.size,
+      forgedAccepted: runner.runs.filter((run) => run.outcome === 'ran' && carriesForgery(run)).length,
+      forged: forgeries,
       forgedRefused: runner.runs.filter(
         (run) => run.messageId && forgedIds.has(run.messageId) && run.outcome === 'refused',
       ).length,
+      forgedReplays: replayedIds.size,
+      forgedWithRevoked,
       redelivered,
       overlapping: runner.runs.filter((run) => run.overlapped).length,
       duplicatesDropped: runner.runs.filter(
@@ -241,9 +319,12 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       transientFailures,
       providerRetries: stats.deliveries.retriesScheduled,
       cacheFaults: platform.calls.filter((call) => call.fault !== undefined).length,
+      unclaimed: ran.filter((id) => platform.peek(runner.identity, claimKey(zap.subscribeData.id, id)) === undefined)
+        .length,
       rotations: rotated,
       secretReads,
       secretReadFaults,
+      recordReads,
       failedRuns: runner.runs.filter((run) => run.outcome === 'failed').length,
       lostDetail,
       peakRssMb: Math.round(peakRss / (1024 * 1024)),
@@ -260,8 +341,10 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
 const USAGE = `Usage: npm run soak [-- --events N] [--share S] [--rotations R] [--json]
 
   --events N      auction events to send (default 10000, at most 100000)
-  --share S       the share of events redelivered, forged, failed once and meeting a cache fault (default 0.01)
-  --rotations R   immediate rotations of the endpoint's secret (default 3, at least 15 s apart)
+  --share S       the share of events redelivered, forged, failed once and meeting a cache fault
+                  (default 0.01)
+  --rotations R   rotations of the endpoint's secret, each made as soon as it is due,
+                  immediate and with a 1-second grace period in turn (default 3, at most 10)
   --json          end with the result as one line of JSON instead of the summary line`;
 
 export const main = async (argv: string[]): Promise<number> => {

@@ -9,11 +9,17 @@ import { soakLine, type SoakResult } from '../../src/sandbox/soak';
  * A small soak in every test run (the full 10,000 events are `npm run soak`):
  * real HTTP deliveries from the emulator into perform, z.cache on the platform
  * stand-in, with five times the usual share of overlapping redeliveries,
- * forgeries, transient endpoint failures and cache faults, and an immediate
- * rotation of the endpoint's secret whose first read meets a provider fault.
+ * forgeries (some signed with a revoked secret, some under a real message's
+ * id), transient endpoint failures and cache faults (throttles among them),
+ * and three rotations of the endpoint's secret, made as soon as they are due
+ * while deliveries signed with the old secret wait in the queue, each of whose
+ * first read meets a provider fault.
  * It runs as `npm run soak` does, in a process of its own: zapier-platform-core
  * stops a process past 250 invocations once it holds 450 MB, and a test
- * worker holds much of that already.
+ * worker holds much of that already. Like `npm run soak`, the process holds
+ * V8's heap to 256 MB, as a Lambda of modest size does: the soak's live data
+ * stays near 50 MB, and with an unbounded heap V8 lets garbage pile up past
+ * core's limit before collecting it.
  */
 
 const Result = t.type({
@@ -24,15 +30,19 @@ const Result = t.type({
   forgedAccepted: t.number,
   forged: t.number,
   forgedRefused: t.number,
+  forgedReplays: t.number,
+  forgedWithRevoked: t.number,
   redelivered: t.number,
   overlapping: t.number,
   duplicatesDropped: t.number,
   transientFailures: t.number,
   providerRetries: t.number,
   cacheFaults: t.number,
+  unclaimed: t.number,
   rotations: t.number,
   secretReads: t.number,
   secretReadFaults: t.number,
+  recordReads: t.number,
   failedRuns: t.number,
   lostDetail: t.array(t.string),
   peakRssMb: t.number,
@@ -40,9 +50,14 @@ const Result = t.type({
 });
 
 const soak = async (args: string[]): Promise<{ code: number | null; result: SoakResult }> => {
-  const child = spawn(process.execPath, [resolve(__dirname, '../../dist/sandbox/soak.js'), ...args], {
-    env: { ...process.env, NODE_ENV: 'test' },
-  });
+  // With V8's heap held to 256 MB, as `npm run soak` runs it (see package.json).
+  const child = spawn(
+    process.execPath,
+    ['--max-old-space-size=256', resolve(__dirname, '../../dist/sandbox/soak.js'), ...args],
+    {
+      env: { ...process.env, NODE_ENV: 'test' },
+    },
+  );
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
   const [code] = await once(child, 'exit');
@@ -53,24 +68,36 @@ const soak = async (args: string[]): Promise<{ code: number | null; result: Soak
 };
 
 describe('soak (small)', () => {
-  it('loses nothing, runs nothing twice and lets no forgery through', async () => {
-    const { code, result } = await soak(['--events', '400', '--share', '0.05', '--rotations', '1', '--json']);
+  it('loses nothing, runs nothing twice and lets no forgery through, across three rotations', async () => {
+    const { code, result } = await soak(['--events', '400', '--share', '0.05', '--rotations', '3', '--json']);
     expect(result.lostDetail).toEqual([]);
     expect(code).toBe(0);
-    expect(result).toMatchObject({ events: 400, zapRuns: 400, lost: 0, doubled: 0, forgedAccepted: 0, failedRuns: 0 });
-    // The hostile parts really happened.
+    expect(result).toMatchObject({
+      events: 400,
+      zapRuns: 400,
+      lost: 0,
+      doubled: 0,
+      forgedAccepted: 0,
+      failedRuns: 0,
+      unclaimed: 0,
+    });
+    // The hostile parts really happened: every kind of forgery, revoked secrets among them.
     expect(result.forged).toBe(20);
-    expect(result.forgedRefused).toBe(20);
+    expect(result.forgedReplays).toBeGreaterThan(0);
+    expect(result.forgedWithRevoked).toBeGreaterThan(0);
+    expect(result.forgedRefused).toBe(result.forged - result.forgedReplays);
     expect(result.redelivered).toBe(20);
     expect(result.overlapping).toBeGreaterThan(0);
     expect(result.transientFailures).toBeGreaterThan(0);
     expect(result.providerRetries).toBe(result.transientFailures);
     expect(result.cacheFaults).toBeGreaterThan(0);
-    expect(result.rotations).toBe(1);
-    expect(result.secretReadFaults).toBe(1);
+    expect(result.rotations).toBe(3);
+    expect(result.secretReadFaults).toBe(3);
+    // Forged replays and deliveries signed before a rotation were decided by the provider's record.
+    expect(result.recordReads).toBeGreaterThan(0);
     expect(result.duplicatesDropped).toBeGreaterThanOrEqual(result.redelivered);
     expect(soakLine(result)).toMatch(
-      /^soak: events=400 zap_runs=400 lost=0 doubled=0 forged_accepted=0 .*overlapping=\d+ .*peak_rss_mb=\d+/,
+      /^soak: events=400 zap_runs=400 lost=0 doubled=0 forged_accepted=0 .*unclaimed=0 .*peak_rss_mb=\d+/,
     );
   }, 120_000);
 
