@@ -1,3 +1,4 @@
+import { exactText } from '../provider/json';
 import type { ZapValue } from './zapFields';
 
 /**
@@ -49,6 +50,9 @@ export type ModelMapper = (
   value: Record<string, unknown>,
 ) => { values: Record<string, ZapValue>; labels: Record<string, string> } | undefined;
 
+/** A list position as the flattening writes it: lists keep at most EXTRA_LIMITS.listItems items. */
+const LIST_POSITION = /^\d{1,2}$/;
+
 /** Written in capitals in a label, as the models' own labels do. */
 const ACRONYMS = new Map([
   ['id', 'ID'],
@@ -56,11 +60,15 @@ const ACRONYMS = new Map([
   ['uuid', 'UUID'],
 ]);
 
-/** `lotTitle` → `Lot Title`, `auctionUuid` → `Auction UUID`; a list position (0-based) reads from 1. */
+/**
+ * `lotTitle` → `Lot Title`, `auctionUuid` → `Auction UUID`; a list position
+ * (0-based, two digits at most) reads from 1. A key of more digits
+ * is a key, not a position, and reads as it is written (a number's text).
+ */
 export const humanise = (path: readonly string[]): string =>
   path
     .map((segment) =>
-      /^\d+$/.test(segment)
+      LIST_POSITION.test(segment)
         ? String(Number(segment) + 1)
         : segment
             .replace(/([a-z0-9])([A-Z])/gu, '$1 $2')
@@ -74,8 +82,13 @@ export const humanise = (path: readonly string[]): string =>
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const isPrimitive = (value: unknown): value is string | number | boolean | null =>
-  value === null || typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number';
+/** A plain value, as a Zap field holds it: a number kept exact by parseJson becomes its exact text. */
+const plain = (value: unknown): string | number | boolean | null | undefined => {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean' || typeof value === 'number') {
+    return value;
+  }
+  return exactText(value);
+};
 
 /** Does anything in this value, down to the depth limit, carry `@class`? Then the models are needed. */
 export const mentionsModel = (value: unknown, depth = 0): boolean => {
@@ -135,13 +148,19 @@ export const flattenExtras = (
 
   const visit = (value: unknown, path: readonly string[], depth: number): void => {
     if (!room(false) || depth > EXTRA_LIMITS.depth) return;
-    if (isPrimitive(value)) {
-      put(path, value);
+    const scalarValue = plain(value);
+    if (scalarValue !== undefined) {
+      put(path, scalarValue);
       return;
     }
     if (Array.isArray(value)) {
       const items = value.slice(0, EXTRA_LIMITS.listItems);
-      if (items.every(isPrimitive)) putList(path, items);
+      const scalars = items.map(plain);
+      if (scalars.every((item) => item !== undefined))
+        putList(
+          path,
+          scalars.filter((item) => item !== undefined),
+        );
       else items.forEach((item, index) => visit(item, [...path, String(index)], depth + 1));
       return;
     }

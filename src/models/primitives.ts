@@ -1,4 +1,5 @@
 import * as t from 'io-ts';
+import { exactText } from '../provider/json';
 
 /** A string with at least one character. Named "text" so errors read "expected text". */
 export const NonEmptyText = new t.Type<string, string, unknown>(
@@ -22,17 +23,23 @@ const LONG_MAX = 2n ** 63n - 1n;
 
 /**
  * A LONG (64-bit integer) id, decoded to its canonical decimal text so that
- * nothing beyond 2^53 is ever rounded. Accepted: a JSON integer within the
- * safe range, or a string of decimal digits (optionally signed). Refused: a
- * fraction, an unsafe JSON number (JSON.parse has already rounded it: it must
- * be sent as a string), anything outside the signed 64-bit range.
+ * nothing beyond 2^53 is ever rounded. Accepted: a JSON integer, within the
+ * safe range or kept exact by parseJson beyond it, or a string of decimal
+ * digits (optionally signed). Refused: a fraction, a number already rounded
+ * (JSON.parse's reading of an integer beyond 2^53), anything outside the
+ * signed 64-bit range.
  */
 export const Long = new t.Type<string, string, unknown>(
   'Long',
   (input): input is string => typeof input === 'string' && /^-?(0|[1-9]\d*)$/.test(input),
   (input, context) => {
     let digits: string;
-    if (typeof input === 'number') {
+    const exact = exactText(input);
+    if (exact !== undefined) {
+      // Kept exact by parseJson: an integer beyond 2^53, as a Java long is sent.
+      if (!/^-?\d{1,20}$/.test(exact)) return t.failure(input, context);
+      digits = exact;
+    } else if (typeof input === 'number') {
       if (Number.isInteger(input) && !Number.isSafeInteger(input)) {
         return t.failure(input, context, 'a whole number this large must be sent as a string of digits to stay exact');
       }

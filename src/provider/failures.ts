@@ -1,5 +1,6 @@
 import { isRight } from 'fp-ts/Either';
 import { HTTPValidationError, HttpErrorOut } from './codecs';
+import { parseJson } from './json';
 
 /**
  * Plain-English descriptions of what went wrong talking to the provider. Pure:
@@ -210,7 +211,8 @@ export const describeStatus = (
 };
 
 /**
- * What an answer from the provider means: its parsed JSON body when the
+ * What an answer from the provider means: its parsed JSON body (every digit
+ * kept: message payloads reach Zaps, see parseJson) when the
  * status is a success or one the caller handles itself, otherwise the failure
  * to report. Shared by the app's z.request calls and the set-up's fetch calls.
  */
@@ -224,7 +226,7 @@ export const judgeAnswer = (
   let parsed = true;
   if (text.trim() !== '') {
     try {
-      body = JSON.parse(text);
+      body = parseJson(text);
     } catch {
       parsed = false;
     }

@@ -6,6 +6,7 @@ import { AuctionStatusChange } from '../models/AuctionStatusChange';
 import { flattenExtras, mentionsModel, type ExtraFields } from '../fields/extraFields';
 import type * as PublishedModels from '../fields/models';
 import { describeDecodeErrors } from '../models/decode';
+import { parseJson } from '../provider/json';
 import { withoutBundle } from '../provider/request';
 import type { Refusal } from '../provider/signature';
 
@@ -96,10 +97,10 @@ export const decodePayload = (body: unknown): PayloadResult => {
 /** The published models, loaded only for an event that carries one: most deliveries never need them. */
 const publishedModels = (): typeof PublishedModels => require('../fields/models');
 
-/** Parses a raw JSON body; a body that is not JSON is a plain error. */
+/** Parses a raw JSON body, keeping every digit (see parseJson); a body that is not JSON is a plain error. */
 export const parseBody = (content: string): { ok: true; body: unknown } | { ok: false; message: string } => {
   try {
-    return { ok: true, body: JSON.parse(content) };
+    return { ok: true, body: parseJson(content) };
   } catch {
     return {
       ok: false,

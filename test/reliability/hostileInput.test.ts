@@ -48,6 +48,7 @@ describe('the bad-input corpus', () => {
         expect(Array.isArray(result)).toBe(true);
         expect(result).toHaveLength(1);
         if (expectation.fields) expect(result).toEqual([expect.objectContaining({ ...expectation.fields, id })]);
+        if (expectation.extras) expect(result).toEqual([expect.objectContaining(expectation.extras)]);
       } else {
         if (error === undefined) throw new Error('perform accepted a delivery it should not have');
         const details = expectPlainError(error);
