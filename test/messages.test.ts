@@ -55,6 +55,7 @@ const providerMessages = (reader: Reader): string[] => providerFailures(reader).
 const FILTER_FIELDS: FilterField[] = ['statuses', 'auctioneerUuid', 'skipOutdated'];
 
 const REFUSALS: DeliveryRefusal[] = [
+  'no-delivery',
   'event-too-old',
   'no-body',
   'missing-headers',

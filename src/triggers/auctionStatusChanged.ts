@@ -110,8 +110,12 @@ const performUnsubscribe = async (z: ZObject, bundle: Bundle): Promise<{ removed
 
 const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {
   const startedAt = Date.now();
-  // The CLI's `invoke trigger` calls perform with no delivery at all: answer as "Test trigger" does.
-  if (bundle.rawRequest === undefined || bundle.rawRequest === null) return performList(z, bundle);
+  if (bundle.rawRequest === undefined || bundle.rawRequest === null) {
+    // A live Zap's run always carries a delivery: without one, nothing is checked, so nothing runs.
+    if (isSubscribed(bundle)) return refuse(z, 'no-delivery');
+    // The CLI's bare `invoke trigger` (no subscription, no delivery): answer as "Test trigger" does.
+    return performList(z, bundle);
+  }
   const stored = SubscribeData.decode(bundle.subscribeData);
   if (!isRight(stored)) {
     throw new z.errors.Error(MESSAGES.missingSubscription, 'MissingSubscription', 400);
@@ -160,6 +164,10 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
   if (filters.skipOutdated) await recordNewest(z, subscription.id, item.auctionUuid, occurredAtMs);
   return [item];
 };
+
+/** Whether the bundle is a turned-on Zap's: it carries what its subscribe returned, or the address it listens on. */
+const isSubscribed = (bundle: Bundle): boolean =>
+  (bundle.subscribeData !== undefined && bundle.subscribeData !== null) || Boolean(bundle.targetUrl);
 
 /** The trigger's filters, or an error naming the field that cannot be read. */
 const filtersOf = (z: ZObject, bundle: Bundle): Filters => {

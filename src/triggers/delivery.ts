@@ -33,11 +33,13 @@ export const SubscribeData = t.intersection(
 export type SubscribeData = t.TypeOf<typeof SubscribeData>;
 
 /** Why a request to the Zap's address did not run it, when it cannot have come from the Consumer App as sent. */
-export type DeliveryRefusal = Refusal | 'no-body' | 'unchecked-signature' | 'event-too-old';
+export type DeliveryRefusal = Refusal | 'no-delivery' | 'no-body' | 'unchecked-signature' | 'event-too-old';
 
 const NOT_FROM_YOUR_APP = 'so it did not come from your Consumer App as sent, and the Zap did not run.';
 
 const REFUSALS: Record<DeliveryRefusal, string> = {
+  'no-delivery':
+    "Ignored a run of this Zap's trigger that carried no delivery from the provider: there was nothing to check, so the Zap did not run. Nothing needs to change; the next auction event runs it as usual.",
   'no-body': `Ignored a request to this Zap's address that had no body, ${NOT_FROM_YOUR_APP}`,
   'missing-headers': `Ignored a request to this Zap's address without the provider's signature headers (svix-id, svix-timestamp, svix-signature), ${NOT_FROM_YOUR_APP} Nothing needs to change unless you sent it yourself.`,
   'bad-timestamp': `Refused a delivery whose signing time (svix-timestamp) is not a valid time, ${NOT_FROM_YOUR_APP}`,

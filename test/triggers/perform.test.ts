@@ -1,5 +1,6 @@
 import nock from 'nock';
 import { CLAIM_TTL_SECONDS, SIGNING_WINDOW } from '../../src/triggers/claim';
+import { refusalMessage } from '../../src/triggers/delivery';
 import {
   APP_ID,
   ENDPOINT_ID,
@@ -8,6 +9,7 @@ import {
   MSG_TIME,
   PROVIDER,
   SECRET,
+  TARGET_URL,
   authData,
   failure,
   messageIdAt,
@@ -188,4 +190,22 @@ describe('perform (a live delivery)', () => {
     await expect(zapier().performList({ authData, inputData: {} })).resolves.toEqual(items);
     scope.done();
   });
+
+  it.each([
+    ['its subscription and address', { subscribeData: subscription, targetUrl: TARGET_URL }],
+    ['its subscription', { subscribeData: subscription }],
+    ['its address', { targetUrl: TARGET_URL }],
+  ])(
+    'fails closed: a turned-on Zap run with %s but no delivery halts, and reads and runs nothing',
+    async (_what, zap) => {
+      // Any request would take this answer: it must stay unused.
+      const provider = nock(PROVIDER)
+        .get(/.*/)
+        .reply(200, { data: [], iterator: null, prevIterator: null, done: true });
+      const refused = await failure(zapier().perform({ authData, inputData: {}, ...zap }));
+      expect(refused).toMatchObject({ name: 'HaltedError', message: refusalMessage('no-delivery') });
+      expect(provider.isDone()).toBe(false);
+      expect(zapier().calls()).toEqual([]);
+    },
+  );
 });
