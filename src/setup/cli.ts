@@ -21,6 +21,46 @@ Usage: npm run setup -- --api-key KEY [--server-url URL] [--app-name NAME] [--en
 
 Running it again changes nothing: it reuses what it made before.`;
 
+/** The set-up's options, as parseArgs takes them. */
+const OPTIONS = {
+  'api-key': { type: 'string' },
+  'server-url': { type: 'string' },
+  'app-name': { type: 'string' },
+  'endpoint-url': { type: 'string' },
+  'integration-key': { type: 'boolean' },
+  'rotate-integration-key': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const NPM_HINT =
+  'If you ran `npm run setup --api-key …`, npm kept the options for itself: put -- before them, as in `npm run setup -- --api-key …`.';
+
+/** Options npm took for itself (`npm run setup --api-key …` without `--`): it hands them over as npm_config_* variables. */
+const optionsNpmTook = (env: CliIo['env']): string[] =>
+  Object.keys(OPTIONS)
+    .filter((name) => env[`npm_config_${name.replace(/-/g, '_')}`] !== undefined)
+    .map((name) => `--${name}`);
+
+/**
+ * What was wrong with the command line, in words of the set-up's own: never
+ * what was typed, which may well be the key (a value whose option npm took,
+ * left behind as a stray argument).
+ */
+const commandLineProblem = (error: unknown, env: CliIo['env']): string => {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+  const problem =
+    code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL'
+      ? 'The set-up was given something that is not one of its options (not shown here, in case it is your key).'
+      : code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+        ? 'The set-up was given an option it does not know (not shown here, in case it holds your key).'
+        : code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE'
+          ? 'An option of the set-up was given without its value, or with a value it does not take.'
+          : 'The set-up could not read its options.';
+  const took = optionsNpmTook(env);
+  const npm = took.length > 0 ? ` npm took ${took.join(', ')} for itself.` : '';
+  return `${problem}${npm} ${NPM_HINT}`;
+};
+
 export interface CliIo {
   out: (line: string) => void;
   err: (line: string) => void;
@@ -39,21 +79,9 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     help?: boolean;
   };
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        'api-key': { type: 'string' },
-        'server-url': { type: 'string' },
-        'app-name': { type: 'string' },
-        'endpoint-url': { type: 'string' },
-        'integration-key': { type: 'boolean' },
-        'rotate-integration-key': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    }));
+    ({ values } = parseArgs({ args: argv, options: OPTIONS, strict: true }));
   } catch (error) {
-    io.err(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    io.err(`${commandLineProblem(error, io.env)}\n\n${USAGE}`);
     return 2;
   }
   if (values.help) {
@@ -62,8 +90,9 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
   }
   const apiKey = (values['api-key'] ?? io.env.PROVIDER_API_KEY ?? '').trim();
   if (apiKey === '') {
+    const npmTookIt = optionsNpmTook(io.env).length > 0 ? ` ${NPM_HINT}` : '';
     io.err(
-      `The API Access Key is missing: pass --api-key (create one under API Access in your provider account).\n\n${USAGE}`,
+      `The API Access Key is missing: pass --api-key (create one under API Access in your provider account).${npmTookIt}\n\n${USAGE}`,
     );
     return 2;
   }

@@ -164,6 +164,46 @@ describe('npm run setup (the command)', () => {
     expect(unknown.err).toMatch(/Usage: npm run setup/);
   });
 
+  describe('never prints an argument it did not expect (it is usually the key)', () => {
+    const STRAY = 'sk_live_strayKeyThatMustNeverBePrinted.eu';
+    const printed = (result: Captured) => `${result.out}\n${result.err}`;
+    const base = ['--server-url', 'http://127.0.0.1:9', '--app-name', 'Harbour', '--integration-key'];
+    const everyPosition = Array.from({ length: base.length + 1 }, (_, at): [string, string[]] => [
+      `at position ${at}`,
+      [...base.slice(0, at), STRAY, ...base.slice(at)],
+    ]);
+
+    it.each<[string, string[]]>([
+      ...everyPosition,
+      ['alone', [STRAY]],
+      ['as the value of a flag', [`--integration-key=${STRAY}`]],
+      ['as an option', [`--${STRAY}`]],
+      ['as short options', [`-${STRAY}`]],
+      ['after an option that lacks its value', ['--api-key', '--integration-key', STRAY]],
+    ])('the key %s', async (_where, argv) => {
+      await start();
+      const result = await run(argv, { npm_config_api_key: 'true' });
+      expect(result.code).toBe(2);
+      expect(printed(result)).not.toContain(STRAY);
+      expect(printed(result)).not.toContain(STRAY.slice(8, 24));
+      expect(result.err).toMatch(/Usage: npm run setup/);
+    });
+
+    it('says what to do for the common npm mistake: put -- before the options', async () => {
+      await start();
+      // `npm run setup --api-key sk_live_…`: npm keeps --api-key, and the key is left as an argument.
+      const swallowed = await run([STRAY], { npm_config_api_key: 'true' });
+      expect(swallowed.err).toMatch(/npm took --api-key for itself/);
+      expect(swallowed.err).toContain('npm run setup -- --api-key …');
+      // `npm run setup --api-key=sk_live_…`: npm keeps the whole option, value and all.
+      const taken = await run([], { npm_config_api_key: STRAY });
+      expect(taken.code).toBe(2);
+      expect(taken.err).toMatch(/API Access Key is missing/);
+      expect(taken.err).toContain('npm run setup -- --api-key …');
+      expect(printed(taken)).not.toContain(STRAY);
+    });
+  });
+
   it('refuses a plain-http server URL that is not on this machine', async () => {
     await start();
     const result = await run(['--api-key', KEY, '--server-url', 'http://api.example.com']);
