@@ -1,19 +1,57 @@
 import { parseArgs } from 'node:util';
 import { runCommand } from '../cli/runCommand';
+import { ProviderClient } from '../setup/client';
+import { runSetup } from '../setup/setup';
+import { AuctionBackEnd } from './auctions';
 import { ProviderEmulator } from './emulator';
 import { runStory, summaryLine } from './story';
+
+/** What `--serve` listens with unless told otherwise: what .env.example says. */
+export const SERVE_DEFAULTS = { port: 8071, apiKey: 'testsk_local' };
+
+/** The sandbox's Consumer App, the same every time, so a .env made once keeps working. */
+export const SANDBOX_APP_ID = 'app_2pSandboxLocalConsumerApp01';
 
 const USAGE = `Usage:
   npm start                         run the whole story offline (emulator, set-up, a Zap, auctions)
   npm start -- --events N           the same with N auction events (default 12)
-  npm start -- --serve --port P --api-key K
-                                    run only the provider emulator on 127.0.0.1:P until stopped`;
+  npm start -- --serve [--port P] [--api-key K]
+                                    run the provider emulator on 127.0.0.1:P (default ${SERVE_DEFAULTS.port}) until
+                                    stopped, with the sandbox's Consumer App and a few auction events in it,
+                                    for zapier-platform invoke (key K, default ${SERVE_DEFAULTS.apiKey})`;
 
 const positiveInteger = (text: string | undefined, fallback: number, max: number): number | undefined => {
   if (text === undefined) return fallback;
   if (!/^\d+$/.test(text)) return undefined;
   const value = Number(text);
   return value >= 1 && value <= max ? value : undefined;
+};
+
+/**
+ * The provider emulator, with the sandbox's Consumer App set up as
+ * `npm run setup` does and a few auction events in its message log, until
+ * stopped: what `zapier-platform invoke` (auth test, trigger) talks to.
+ */
+const serve = async (port: number, apiKey: string, say: (line: string) => void): Promise<number> => {
+  const emulator = new ProviderEmulator({ apiKey, port, appIds: [SANDBOX_APP_ID] });
+  const url = await emulator.start();
+  say(`listening on ${url}`);
+  const client = new ProviderClient({ baseUrl: url, apiKey });
+  const { appId } = await runSetup({ client, appName: 'Sandbox Auction House' });
+  const backEnd = new AuctionBackEnd(client, appId);
+  for (let index = 0; index < 4; index += 1) await backEnd.emitNext(3);
+  say(`Consumer App ${appId}, with ${backEnd.emitted.length} auction events. For zapier-platform invoke, .env holds:`);
+  say(`  authData_apiKey=${apiKey === SERVE_DEFAULTS.apiKey ? apiKey : '(the --api-key given)'}`);
+  say(`  authData_appId=${appId}`);
+  say(`  authData_serverUrl=${url}`);
+  say('Stop with Ctrl+C.');
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await emulator.stop();
+  return 0;
 };
 
 export const main = async (argv: string[]): Promise<number> => {
@@ -38,22 +76,13 @@ export const main = async (argv: string[]): Promise<number> => {
     return 0;
   }
   if (values.serve) {
-    const port = positiveInteger(values.port, 8071, 65535);
-    const apiKey = values['api-key']?.trim();
+    const port = positiveInteger(values.port, SERVE_DEFAULTS.port, 65535);
+    const apiKey = (values['api-key'] ?? SERVE_DEFAULTS.apiKey).trim();
     if (port === undefined || !apiKey) {
-      process.stderr.write(`--serve needs --port (1 to 65535) and --api-key.\n${USAGE}\n`);
+      process.stderr.write(`--serve takes --port (1 to 65535) and a non-empty --api-key.\n${USAGE}\n`);
       return 2;
     }
-    const emulator = new ProviderEmulator({ apiKey, port });
-    const url = await emulator.start();
-    process.stdout.write(`listening on ${url}\n`);
-    await new Promise<void>((resolve) => {
-      const stop = () => resolve();
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    });
-    await emulator.stop();
-    return 0;
+    return serve(port, apiKey, (line) => process.stdout.write(`${line}\n`));
   }
   const events = positiveInteger(values.events, 12, 100_000);
   if (events === undefined) {

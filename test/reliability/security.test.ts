@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { join, resolve } from 'node:path';
 import nock from 'nock';
 import { isPathSafeUid } from '../../src/provider/ids';
@@ -80,6 +82,16 @@ describe('secrets', () => {
     const logged = JSON.stringify(zapier().platform.logLines);
     expect(zapier().platform.logLines.length).toBeGreaterThan(0);
     for (const secret of [...secrets, sent]) expect(logged).not.toContain(secret);
+  });
+
+  it('.env, where zapier-platform invoke reads a connection key from, is ignored by git; .env.example is not', async () => {
+    const root = resolve(__dirname, '../..');
+    const checkIgnore = (...paths: string[]) =>
+      promisify(execFile)('git', ['check-ignore', '--no-index', ...paths], { cwd: root });
+    const ignored = await checkIgnore('.env', '.env.local', 'test/.env');
+    expect(ignored.stdout.trim().split('\n')).toEqual(['.env', '.env.local', 'test/.env']);
+    // check-ignore exits 1 when nothing given is ignored.
+    await expect(checkIgnore('.env.example')).rejects.toThrow();
   });
 
   it('the Zapier app writes no logs of its own (only the sandbox and set-up command print)', () => {

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { main as setup } from '../../src/setup/cli';
+import { SANDBOX_APP_ID } from '../../src/sandbox/cli';
 import { zapierHeaderName } from '../../src/sandbox/hookRunner';
 import { unusedPort } from '../../src/sandbox/net';
 
@@ -79,20 +80,25 @@ describe('npm start', () => {
     expect(err).toMatch(/--events takes a whole number/);
   }, 60_000);
 
-  it('--serve runs only the emulator, which npm run setup can use, until stopped', async () => {
+  it("--serve runs the emulator with the sandbox's Consumer App and a few events, which npm run setup can use, until stopped", async () => {
     const port = await unusedPort();
     const child = npm(['start', '--', '--serve', '--port', String(port), '--api-key', 'testsk_served']);
     try {
+      let out = '';
       const listening = await new Promise<string>((found, failed) => {
-        let out = '';
         child.stdout.on('data', (chunk: Buffer) => {
           out += chunk.toString('utf8');
-          const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+          const match = /listening on (http:\/\/127\.0\.0\.1:\d+)[\s\S]*Stop with Ctrl\+C/.exec(out);
           if (match?.[1]) found(match[1]);
         });
         child.once('exit', () => failed(new Error(`exited before listening: ${out}`)));
       });
       expect(listening).toBe(`http://127.0.0.1:${port}`);
+      expect(out).toContain(`Consumer App ${SANDBOX_APP_ID}, with 4 auction events`);
+      expect(out).toContain(`authData_appId=${SANDBOX_APP_ID}`);
+      expect(out).toContain(`authData_serverUrl=${listening}`);
+      // A key given on the command line is not printed back.
+      expect(out).not.toContain('testsk_served');
       const lines: string[] = [];
       const io = { out: (line: string) => lines.push(line), err: (line: string) => lines.push(line), env: {} };
       expect(await setup(['--api-key', 'testsk_served', '--server-url', listening], io)).toBe(0);

@@ -74,6 +74,8 @@ export interface EmulatorOptions {
   delayMs?: (context: FaultContext) => number | undefined;
   /** The time payload retention is measured by (Date.now by default): tests move it forward. */
   clock?: () => number;
+  /** Ids for the first Consumer Apps created, in order (the sandbox's fixed one), instead of new ones. */
+  appIds?: readonly string[];
 }
 
 export interface EmulatorStats {
@@ -197,7 +199,7 @@ export class ProviderEmulator {
 
   constructor(private readonly options: EmulatorOptions) {
     if (!options.apiKey) throw new Error('The provider emulator needs an API key to expect.');
-    this.store = new Store({ ...DEFAULT_LIMITS, ...options.limits }, options.clock);
+    this.store = new Store({ ...DEFAULT_LIMITS, ...options.limits }, options.clock, options.appIds);
     this.dispatcher = new Dispatcher(this.store, {
       retryScheduleMs: options.retryScheduleMs ?? SANDBOX_RETRY_SCHEDULE_MS,
       attemptTimeoutMs: options.attemptTimeoutMs ?? 5_000,

@@ -240,12 +240,19 @@ export class Store {
 
   /**
    * `clock` is the time payload retention is measured by: tests move it
-   * forward to see a payload expire without waiting for it.
+   * forward to see a payload expire without waiting for it. `appIds` are
+   * given to the first Consumer Apps made, so a sandbox can have a fixed one.
    */
+  /** Ids for the next Consumer Apps created, in order, before new ones are made (the sandbox's fixed one). */
+  private readonly appIds: string[];
+
   constructor(
     private readonly limits: Limits = DEFAULT_LIMITS,
     private readonly clock: () => number = Date.now,
-  ) {}
+    appIds: readonly string[] = [],
+  ) {
+    this.appIds = [...appIds];
+  }
 
   // ---- Consumer Apps -------------------------------------------------------
 
@@ -262,7 +269,7 @@ export class Store {
       throw new ApiError(403, { code: 'limit_reached', detail: 'Too many applications in the sandbox.' });
     const at = Date.now();
     const app: AppRecord = {
-      id: newId('app', at),
+      id: this.appIds.shift() ?? newId('app', at),
       name: input.name,
       metadata: input.metadata ?? {},
       createdAt: iso(at),
