@@ -29,14 +29,14 @@ export const authentication = {
       label: API_KEY_LABEL,
       type: 'password' as const,
       required: true,
-      helpText: `Recommended: the **integration key** the set-up printed for Zapier (it starts with \`integsk_\`). It works only in your Consumer App, so it can be replaced without touching anything else. An **API Access Key** of your provider account also works: create one under **API Access** (the provider shows it only once, so copy it then). [Where to find it](${API_ACCESS_HELP_URL})`,
+      helpText: `Use the key of the Svix account, and the environment (usually **Production**), that holds the Consumer App the auction service sends to. Recommended: an **integration key** (it starts with \`integsk_\`): a key that works only in that one Consumer App, so it can be replaced without touching anything else. Whoever set up your Consumer App makes it for you. Otherwise, an **API Access Key** also works: create one on the **API Access** page of Svix's dashboard (Svix shows it only once, so copy it then). [Where to find it](${API_ACCESS_HELP_URL})`,
     },
     {
       key: 'appId',
       label: 'Consumer App ID',
       type: 'string' as const,
       required: true,
-      helpText: `The ID of the Consumer App the auction service sends events to. It starts with \`app_\` and is shown in the **Consumer Applications** list of your provider account. It is not secret. [Where to find it](${CONSUMER_APPS_HELP_URL})`,
+      helpText: `The ID of the Consumer App the auction service sends events to. It starts with \`app_\` and is shown in the **Consumer Applications** list in Svix's dashboard. It is not secret. [Where to find it](${CONSUMER_APPS_HELP_URL})`,
     },
     {
       key: 'serverUrl',
@@ -44,14 +44,14 @@ export const authentication = {
       type: 'string' as const,
       required: false,
       helpText:
-        "Leave empty: it is worked out from your API Access Key's region (a key ending in `.eu` uses https://api.eu.svix.com). Fill it in only if your provider told you to use another address; it must start with https://.",
+        "Leave empty: it is worked out from your key's region (a key ending in `.eu` uses https://api.eu.svix.com). Fill it in only if Svix told you to use another address; it must start with https://.",
     },
   ],
   test: testConnection,
   connectionLabel: '{{bundle.inputData.name}} ({{bundle.inputData.id}})',
 };
 
-/** Adds the provider's headers to every request this app makes (all of them go to the provider). */
+/** Adds Svix's headers to every request this app makes (all of them go to Svix). */
 export const addProviderHeaders = <R extends { headers?: Record<string, string> }>(
   request: R,
   _z: ZObject,

@@ -95,7 +95,7 @@ describe('authentication', () => {
     nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(404, { code: 'not_found', detail: 'Entity not found' });
     const refused = await failure(appTester(test, { authData }));
     expect(refused.message).toContain(APP_ID);
-    expect(refused.message).toMatch(/same provider account, and the same region/);
+    expect(refused.message).toMatch(/same Svix account, the same environment .* and the same region/);
   });
 
   it('gives every auth field help text; the key and app id link to where they are found', () => {

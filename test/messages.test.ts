@@ -1,3 +1,4 @@
+import app from '../src';
 import { EVENT_TYPE_NOT_PERMITTED, MESSAGES } from '../src/triggers/auctionStatusChanged';
 import { appNotFound, ENDPOINT_MESSAGES } from '../src/provider/api';
 import { readConnection, APP_ID_HELP } from '../src/provider/connection';
@@ -113,6 +114,23 @@ const recordMessages = (): string[] => [
 
 const TERMINAL = /\bnpm\b|terminal|command line|--[a-z]|\brun the set-up again\b/i;
 
+/** The help texts Zapier shows beside the connection's fields and the trigger's options. */
+const helpTexts = (): string[] => {
+  const definition: unknown = JSON.parse(JSON.stringify(app));
+  const texts: string[] = [];
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(walk);
+    else if (typeof value === 'object' && value !== null) {
+      for (const [key, child] of Object.entries(value)) {
+        if ((key === 'helpText' || key === 'description') && typeof child === 'string') texts.push(child);
+        else walk(child);
+      }
+    }
+  };
+  walk(definition);
+  return texts;
+};
+
 describe('messages, where they are read', () => {
   it('has something to render', async () => {
     expect(FILTER_FIELDS).toEqual(Object.keys(FILTER_LABELS));
@@ -162,6 +180,32 @@ describe('messages, where they are read', () => {
     }
     expect(RECORD_REFUSALS.notConfirmed).not.toMatch(/resend/i);
     expect(RECORD_REFUSALS.expired(MESSAGE_ID)).toContain(MESSAGE_ID);
+  });
+
+  it('in Zapier: names Svix where something is to be found, and one name for the auction service', async () => {
+    const texts = [...(await zapierMessages()), ...helpTexts()];
+    expect(helpTexts().length).toBeGreaterThan(5);
+    for (const text of texts) {
+      // "The provider" is a word a person cannot look up; Svix is.
+      expect(text).not.toMatch(/\bprovider\b/i);
+      expect(text).not.toMatch(/auction (platform|back-?end)/i);
+    }
+    expect(texts.filter((text) => /Svix's dashboard/.test(text)).length).toBeGreaterThan(5);
+  });
+
+  it('points only to people who exist: whoever set up the Consumer App, the auction service, or Svix', async () => {
+    for (const text of [...(await zapierMessages()), ...helpTexts(), ...providerMessages('setup')]) {
+      // No "contact this integration's support": there is no such contact.
+      expect(text.replace(/the auction service's support team/g, '')).not.toMatch(/\bsupport\b/i);
+    }
+  });
+
+  it("the key's help says what an integration key is, where it comes from, and which Svix environment to use", () => {
+    const keyHelp = helpTexts().find((text) => text.includes('integration key')) ?? '';
+    expect(keyHelp).toMatch(/works only in that one Consumer App/);
+    expect(keyHelp).toMatch(/Whoever set up your Consumer App makes it for you/);
+    expect(keyHelp).toMatch(/environment \(usually \*\*Production\*\*\)/);
+    expect(keyHelp).not.toMatch(/set-up printed/);
   });
 
   it('never carries a key', async () => {

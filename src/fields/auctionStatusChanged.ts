@@ -23,13 +23,49 @@ export type AuctionStatusChangedItem = AuctionStatusChangedFields & { [extra: st
 export type ItemOutputField = OutputField & { key: keyof AuctionStatusChangedFields };
 
 export const auctionStatusChangedOutputFields: ItemOutputField[] = [
-  { key: 'id', label: 'Event ID', type: 'string' },
-  { key: 'auctionUuid', label: 'Auction UUID', type: 'string' },
-  { key: 'auctioneerUuid', label: 'Auctioneer UUID', type: 'string' },
-  { key: 'status', label: 'Status', type: 'string' },
-  { key: 'statusLabel', label: 'Status Label', type: 'string' },
-  { key: 'eventType', label: 'Event Type', type: 'string' },
-  { key: 'occurredAt', label: 'Occurred At', type: 'datetime' },
+  {
+    key: 'id',
+    label: 'Event ID',
+    type: 'string',
+    helpText: "Svix's ID for this event: the same for every copy of it, so it tells events apart.",
+  },
+  {
+    key: 'auctionUuid',
+    label: 'Auction UUID',
+    type: 'string',
+    helpText: "The auction's identifier in the auction service.",
+  },
+  {
+    key: 'auctioneerUuid',
+    label: 'Auctioneer UUID',
+    type: 'string',
+    helpText: 'The identifier, in the auction service, of the auctioneer the auction belongs to.',
+  },
+  {
+    key: 'status',
+    label: 'Status',
+    type: 'string',
+    helpText:
+      "The auction's status after the change (for a new auction, its first status), as the auction service writes it.",
+  },
+  {
+    key: 'statusLabel',
+    label: 'Status Label',
+    type: 'string',
+    helpText: 'The status in words, for emails and web pages: OPEN_FOR_BIDDING reads Open For Bidding.',
+  },
+  {
+    key: 'eventType',
+    label: 'Event Type',
+    type: 'string',
+    helpText: 'The kind of event: always AUCTION_STATUS_CHANGE.',
+  },
+  {
+    key: 'occurredAt',
+    label: 'Occurred At',
+    type: 'datetime',
+    helpText: 'When the auction was created or its status changed, in UTC: the same for every copy of the event.',
+  },
 ];
 
 /** `OPEN_FOR_BIDDING` → `Open For Bidding`; text without separators keeps its letters' case past the first. */

@@ -20,6 +20,8 @@ export interface OutputField {
   type: FieldSpec<unknown>['type'];
   /** A list of values (Zapier maps it as one). */
   list?: boolean;
+  /** What the field holds, in words for the person building the Zap. */
+  helpText?: string;
 }
 
 export const mapFields = <M>(specs: readonly FieldSpec<M>[], model: M): ZapFields => {

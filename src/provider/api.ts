@@ -17,8 +17,8 @@ const appPath = (connection: Connection): string => `/api/v1/app/${encodeURIComp
 
 /** What a person reads in Zapier when this Zap's endpoint cannot be used. */
 export const ENDPOINT_MESSAGES = {
-  damaged: "This Zap's link to its provider endpoint is damaged. Turn the Zap off and on again to create a new one.",
-  gone: "This Zap's endpoint no longer exists at the provider. Turn the Zap off and on again to create a new one.",
+  damaged: "This Zap's link to its endpoint in Svix is damaged. Turn the Zap off and on again to create a new one.",
+  gone: "This Zap's endpoint no longer exists in Svix (it may have been deleted in Svix's dashboard). Turn the Zap off and on again to create a new one.",
 };
 
 const checkEndpointId = (caller: Caller, endpointId: string): string => {
@@ -34,8 +34,8 @@ const isIntegrationKey = (apiKey: string): boolean => apiKey.startsWith('integsk
 /** A 404 for the Consumer App: the ID, the key's account or its region do not match. */
 export const appNotFound = (connection: Connection): string =>
   isIntegrationKey(connection.apiKey)
-    ? `The provider has no Consumer App with the ID ${connection.appId} for this integration key. An integration key works only in the Consumer App it was made for: check that the Consumer App ID is the one the set-up printed next to the key, and that the key and the ID come from the same provider account and region (a key for the EU region ends in .eu).`
-    : `The provider has no Consumer App with the ID ${connection.appId} for this API key. Check that the Consumer App ID and the key come from the same provider account, and the same region (a key for the EU region ends in .eu).`;
+    ? `Svix has no Consumer App with the ID ${connection.appId} for this integration key. An integration key works only in the Consumer App it was made for: check that the Consumer App ID is the one given to you with the key, and that both come from the same Svix account, environment (Production or Development) and region (a key for the EU region ends in .eu).`
+    : `Svix has no Consumer App with the ID ${connection.appId} for this API key. Check that the Consumer App ID and the key come from the same Svix account, the same environment (Production or Development: each has its own keys) and the same region (a key for the EU region ends in .eu).`;
 
 /** The provider calls of the shared operations (the event type), made through this caller. */
 export const transportOf = (caller: Caller): ProviderTransport => ({

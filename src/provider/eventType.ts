@@ -11,7 +11,7 @@ export const SCHEMA_VERSION = '1';
 
 export const auctionStatusChangeEventType = {
   name: EVENT_TYPE_NAME,
-  description: 'An auction was created, or its status changed, in the auction back-end.',
+  description: 'An auction was created, or its status changed, in the auction service.',
   archived: false,
   schemas: {
     [SCHEMA_VERSION]: {

@@ -88,28 +88,33 @@ const PHRASES: Record<
     otherKey: string;
     /** Where the Consumer App is named. */
     connection: string;
+    /** Who can act on a failure that is not the person's to fix (the integration or its set-up may be at fault). */
+    escalate: string;
   }
 > = {
   'zap-editor': {
     tryLater: 'try again in a few minutes',
     outcome: '',
-    serverUrl: "check the connection's Server URL field in Zapier (leave it empty for the provider's default)",
+    serverUrl: "check the connection's Server URL field in Zapier (leave it empty for Svix's default)",
     otherKey: 'Reconnect the account in Zapier with',
     connection: "the connection's Consumer App ID",
+    escalate: 'show this message to whoever set up your Consumer App in Svix',
   },
   'zap-run': {
     tryLater: undefined,
     outcome: ' The Zap did not run for this event.',
-    serverUrl: "check the connection's Server URL field in Zapier (leave it empty for the provider's default)",
+    serverUrl: "check the connection's Server URL field in Zapier (leave it empty for Svix's default)",
     otherKey: 'Reconnect the account in Zapier with',
     connection: "the connection's Consumer App ID",
+    escalate: 'show this message to whoever set up your Consumer App in Svix',
   },
   setup: {
     tryLater: 'run the set-up again in a few minutes',
     outcome: '',
-    serverUrl: "check the --server-url option (leave it out for the provider's default)",
+    serverUrl: "check the --server-url option (leave it out for Svix's default)",
     otherKey: 'Run the set-up again with',
     connection: 'the Consumer App',
+    escalate: 'keep this message for whoever maintains this integration',
   },
 };
 
@@ -120,18 +125,18 @@ const withCode = (status: number, body: unknown): string => {
 
 const capitalised = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
 
-/** What a person does about a key the provider refused (401). */
+/** What a person does about a key Svix refused (401). */
 const rejectedKey = (action: string, reader: Reader): string =>
   reader === 'setup'
-    ? `The provider did not accept the API Access Key while ${action} (401). Check that you copied the whole key, or create a new one under API Access in your provider account, then run the set-up again.`
-    : `The provider did not accept this connection's key while ${action} (401): it may have been mistyped, replaced or deleted. Reconnect the account in Zapier with a current key (the integration key from the set-up, or an API Access Key from your provider account).`;
+    ? `Svix did not accept the API Access Key while ${action} (401). Check that you copied the whole key, or create a new one on the API Access page of Svix's dashboard, then run the set-up again.`
+    : `Svix did not accept this connection's key while ${action} (401): it may have been mistyped, replaced or deleted. Reconnect the account in Zapier with a current key: an integration key from whoever set up your Consumer App, or an API Access Key from the API Access page of Svix's dashboard.`;
 
-/** What a person does about the provider's rate limit (429). */
+/** What a person does about Svix's rate limit (429). */
 const throttled = (action: string, reader: Reader, delaySeconds: number | undefined): string => {
   const wait = delaySeconds === undefined ? 'a minute' : `about ${delaySeconds} seconds`;
-  const head = `The provider is limiting how many requests this account can make (429) while ${action}.`;
+  const head = `Svix is limiting how many requests this account can make (429) while ${action}.`;
   if (reader === 'zap-run')
-    return `${head} This run could not finish. If this keeps happening, ask your provider about the account's rate limit.`;
+    return `${head} This run could not finish. If this keeps happening, ask Svix about your account's rate limit.`;
   return `${head} Wait ${wait}, then ${reader === 'setup' ? 'run the set-up again' : 'try again'}.`;
 };
 
@@ -157,32 +162,32 @@ export const describeStatus = (
     case 400:
       return error(
         'ProviderBadRequest',
-        `The provider refused the request made while ${action} (${withCode(status, body)}). Check ${say.connection}, and ${say.serverUrl}; if they are right and this keeps happening, contact this integration's support.`,
+        `Svix refused the request made while ${action} (${withCode(status, body)}). Check ${say.connection}, and ${say.serverUrl}; if they are right and this keeps happening, ${say.escalate}.`,
       );
     case 403:
       return error(
         'ProviderForbidden',
         context.forbidden ??
-          `The key is not allowed to do this (${action}, ${withCode(status, body)}). ${say.otherKey} a key of the provider account that owns this Consumer App.`,
+          `The key is not allowed to do this (${action}, ${withCode(status, body)}). ${say.otherKey} a key of the Svix account that owns this Consumer App.`,
       );
     case 404:
       return error(
         'ProviderNotFound',
         context.notFound ??
-          `The provider found nothing while ${action} (404). Check ${say.connection}, and that the key comes from the same provider account and region.`,
+          `Svix found nothing while ${action} (404). Check ${say.connection}, and that the key comes from the same Svix account, environment and region.`,
       );
     case 409:
       return error(
         'ProviderConflict',
         context.conflict ??
-          `The provider reported a conflict while ${action} (${withCode(status, body)}): it already exists.${say.outcome} ${
+          `Svix reported a conflict while ${action} (${withCode(status, body)}): it already exists.${say.outcome} ${
             say.tryLater ? `${capitalised(say.tryLater)}; if` : 'If'
-          } it keeps happening, contact this integration's support.`,
+          } it keeps happening, ${say.escalate}.`,
       );
     case 413:
       return error(
         'ProviderTooLarge',
-        `The request made while ${action} was too large for the provider (413). Contact this integration's support.`,
+        `The request made while ${action} was too large for Svix (413). ${capitalised(say.escalate)}.`,
       );
     case 422: {
       const fields = invalidFields(body);
@@ -190,22 +195,22 @@ export const describeStatus = (
       return error(
         'ProviderInvalidData',
         context.invalid ??
-          `The provider could not accept the data sent while ${action} (422)${which}. If ${reader === 'setup' ? 'the options' : "the connection's fields"} look right, contact this integration's support.`,
+          `Svix could not accept the data sent while ${action} (422)${which}. If ${reader === 'setup' ? 'the options' : "the connection's fields"} look right, ${say.escalate}.`,
       );
     }
     default:
       if (status >= 500) {
         const next = say.tryLater
           ? ` Nothing is wrong on your side: ${say.tryLater}.`
-          : " If this keeps happening, check the provider's status page.";
+          : " If this keeps happening, check Svix's status page.";
         return error(
           'ProviderUnavailable',
-          `The provider had a temporary problem while ${action} (${status}).${say.outcome}${next}`,
+          `Svix had a temporary problem while ${action} (${status}).${say.outcome}${next}`,
         );
       }
       return error(
         'ProviderUnexpectedStatus',
-        `The provider answered with an unexpected status (${status}) while ${action}. ${capitalised(say.serverUrl)}.`,
+        `Svix answered with an unexpected status (${status}) while ${action}. ${capitalised(say.serverUrl)}.`,
       );
   }
 };
@@ -241,14 +246,14 @@ export const describeNotJson = (action: string, reader: Reader): Failure => ({
   kind: 'error',
   code: 'ProviderNotJson',
   status: 502,
-  message: `The answer received while ${action} was not the provider's usual JSON, so the address used may not be the provider's API: ${PHRASES[reader].serverUrl}.`,
+  message: `The answer received while ${action} was not Svix's usual JSON, so the address used may not be Svix's API: ${PHRASES[reader].serverUrl}.`,
 });
 
 export const describeUnexpectedShape = (action: string, problems: readonly string[], reader: Reader): Failure => ({
   kind: 'error',
   code: 'ProviderUnexpectedAnswer',
   status: 502,
-  message: `The provider's answer while ${action} was not in the expected form (${problems.slice(0, 3).join('; ')}). ${capitalised(PHRASES[reader].serverUrl)}; if it is right, contact this integration's support.`,
+  message: `Svix's answer while ${action} was not in the expected form (${problems.slice(0, 3).join('; ')}). ${capitalised(PHRASES[reader].serverUrl)}; if it is right, ${PHRASES[reader].escalate}.`,
 });
 
 /** Network-level failures: refused connections, DNS, time-outs. Names the host, never the key. */
@@ -268,7 +273,7 @@ export const describeUnreachable = (action: string, origin: string, cause: unkno
     kind: 'error',
     code: 'ProviderUnreachable',
     status: 503,
-    message: `Could not reach the provider at ${origin} while ${action}: ${reason}.${say.outcome} ${
+    message: `Could not reach Svix at ${origin} while ${action}: ${reason}.${say.outcome} ${
       say.tryLater ? `${capitalised(say.tryLater)}; if` : 'If'
     } this keeps happening, ${say.serverUrl}.`,
   };

@@ -38,7 +38,7 @@ export const checkServerUrl = (raw: string, source: ServerUrlSource = 'zapier'):
   } catch {
     return {
       ok: false,
-      problem: `${name} is not a web address. ${leave} to use the provider's default, or give one such as https://api.eu.svix.com.`,
+      problem: `${name} is not a web address. ${leave} to use Svix's default, or give one such as https://api.eu.svix.com.`,
     };
   }
   if (parsed.username || parsed.password || parsed.search || parsed.hash) {

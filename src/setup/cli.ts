@@ -11,13 +11,14 @@ const USAGE = `Set up your Consumer App to receive the auction service's AUCTION
 Usage: npm run setup -- --api-key KEY [--server-url URL] [--app-name NAME] [--endpoint-url URL]
                         [--integration-key | --rotate-integration-key]
 
-  --api-key KEY               your provider account's API Access Key (or set PROVIDER_API_KEY instead)
-  --server-url URL            the provider's API address (default: from the key's region)
+  --api-key KEY               your Svix account's API Access Key (or set PROVIDER_API_KEY instead)
+  --server-url URL            Svix's API address (default: from the key's region)
   --app-name NAME             the Consumer App's name (default: "${DEFAULT_APP_NAME}")
   --endpoint-url URL          also add an endpoint for a receiver that is not Zapier
   --integration-key           also make the key to connect Zapier with: an integration key that works
                               only in this Consumer App (printed once, the first time)
   --rotate-integration-key    replace that key; Zapier connections using the old one must be reconnected
+                              (one or the other: the first makes the key once, the second replaces it)
 
 Running it again changes nothing: it reuses what it made before.`;
 
@@ -92,7 +93,7 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
   if (apiKey === '') {
     const npmTookIt = optionsNpmTook(io.env).length > 0 ? ` ${NPM_HINT}` : '';
     io.err(
-      `The API Access Key is missing: pass --api-key (create one under API Access in your provider account).${npmTookIt}\n\n${USAGE}`,
+      `The API Access Key is missing: pass --api-key (create one on the API Access page of Svix's dashboard).${npmTookIt}\n\n${USAGE}`,
     );
     return 2;
   }
@@ -107,7 +108,13 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     );
     return 2;
   }
-  io.out(`Using the provider at ${server.url}`);
+  io.out(`Using Svix at ${server.url}`);
+  if (values['integration-key'] && values['rotate-integration-key']) {
+    io.err(
+      `Give --integration-key (make the key for Zapier, once) or --rotate-integration-key (replace it), not both.\n\n${USAGE}`,
+    );
+    return 2;
+  }
   const integrationKey = values['rotate-integration-key'] ? 'rotate' : values['integration-key'] ? 'ensure' : undefined;
   try {
     const result = await runSetup({
@@ -124,7 +131,7 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     io.out("Next: send the auction service's support team two things, so it can send your auction events:");
     io.out(`  1. the Consumer App ID: ${result.appId}`);
     io.out(
-      '  2. an API Access Key for them. Create a separate one under API Access in your provider account, named for the auction service, so you can revoke it without touching anything else; send it through a secure channel. (Your key is never shown here.)',
+      '  2. an API Access Key for them. Create a separate one on the API Access page of the Svix dashboard, named for the auction service, so you can revoke it without touching anything else; send it through a secure channel. (Your key is never shown here.)',
     );
     io.out('');
     for (const line of zapierKeyLines(result.integrationKey, result.appId)) io.out(line);
@@ -146,12 +153,12 @@ const zapierKeyLines = (outcome: IntegrationKeyOutcome | undefined, appId: strin
     return [
       `Then connect Zapier with the Consumer App ID and a key in the ${field} field. Recommended: an integration key,`,
       'which works only in this Consumer App and can be replaced without touching anything else: run the set-up again',
-      'with --integration-key to make one. An API Access Key of your provider account also works.',
+      'with --integration-key to make one. An API Access Key of your Svix account also works.',
     ];
   }
   if (outcome.kind === 'kept') {
     return [
-      'The integration key for Zapier was made on an earlier run. The provider shows a key only once, when it is made,',
+      'The integration key for Zapier was made on an earlier run. Svix shows a key only once, when it is made,',
       'so it cannot be printed again: if you saved it, use it. If you did not (or that run stopped before printing it),',
       'run the set-up again with --rotate-integration-key for a new one; Zapier connections that use the old key must',
       'then be reconnected.',

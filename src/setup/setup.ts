@@ -66,7 +66,7 @@ const registerEventType = async (client: ProviderClient): Promise<SetupResult['e
       kind: 'error',
       code: 'ProviderForbidden',
       status: 403,
-      message: `This key may not register the ${EVENT_TYPE_NAME} event type (403). Run the set-up with an API Access Key of the provider account that owns the Consumer App (an integration key cannot do this).`,
+      message: `This key may not register the ${EVENT_TYPE_NAME} event type (403). Run the set-up with an API Access Key of the Svix account that owns the Consumer App (an integration key cannot do this).`,
     });
   }
   return state;

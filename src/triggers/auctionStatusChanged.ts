@@ -50,8 +50,8 @@ export const MESSAGES = {
 
 /** The event type is missing, and this connection's key may not register it. */
 export const EVENT_TYPE_NOT_PERMITTED =
-  `The ${EVENT_TYPE_NAME} event type is not registered in your provider account, and this connection's key may not register it (an integration key cannot). ` +
-  "Ask whoever set up your Consumer App to run this integration's set-up with the account's API Access Key, or to add the event type in the provider's dashboard, then turn the Zap on again.";
+  `The ${EVENT_TYPE_NAME} event type is not registered in your Svix account, and this connection's key may not register it (an integration key cannot). ` +
+  "Ask whoever set up your Consumer App to add it (in Svix's dashboard, under Event Types, or with this integration's set-up), then turn the Zap on again.";
 
 /**
  * Creates this Zap's endpoint with a signing secret made here, so that the
@@ -256,6 +256,7 @@ export const auctionStatusChanged = defineTrigger({
     perform,
     performList,
     sample: auctionStatusChangedSample,
-    outputFields: [...auctionStatusChangedOutputFields, extraOutputFields],
+    // Zapier's schema takes no help text for output fields: it is for the guide (docs/guide.md).
+    outputFields: [...auctionStatusChangedOutputFields.map(({ helpText, ...field }) => field), extraOutputFields],
   },
 });

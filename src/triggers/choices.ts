@@ -41,11 +41,37 @@ export const statusChoices = (items: readonly AuctionStatusChangedItem[]): Choic
     name: `${statusLabel(item.status)} (${item.status})`,
   }));
 
-export const auctioneerChoices = (items: readonly AuctionStatusChangedItem[]): Choice[] =>
-  distinct(items, (item) => item.auctioneerUuid.trim().toLowerCase()).map((item) => ({
-    id: item.auctioneerUuid,
-    name: `${item.auctioneerUuid} (last event ${shortTime(item.occurredAt)})`,
-  }));
+/**
+ * Where an event may carry the auctioneer's name: the published
+ * AuctioneerApiModel under `auctioneer` (flattened to `auctioneer__name`), or
+ * a plain `auctioneerName`. The published event itself carries only the UUID.
+ */
+const NAME_FIELDS = ['auctioneer__name', 'auctioneerName'] as const;
+
+/** The auctioneer's name as the newest event that carries one gives it. */
+const nameOf = (items: readonly AuctionStatusChangedItem[], auctioneer: string): string | undefined => {
+  for (const item of items) {
+    if (item.auctioneerUuid.trim().toLowerCase() !== auctioneer) continue;
+    for (const field of NAME_FIELDS) {
+      const name = item[field];
+      if (typeof name === 'string' && name.trim() !== '') return name.trim();
+    }
+  }
+  return undefined;
+};
+
+/** Each auctioneer by name when recent events carry one (with the start of the UUID, as names may repeat), or by UUID. */
+export const auctioneerChoices = (items: readonly AuctionStatusChangedItem[]): Choice[] => {
+  const keyOf = (item: AuctionStatusChangedItem) => item.auctioneerUuid.trim().toLowerCase();
+  return distinct(items, keyOf).map((item) => {
+    const name = nameOf(items, keyOf(item));
+    const last = `last event ${shortTime(item.occurredAt)}`;
+    return {
+      id: item.auctioneerUuid,
+      name: name ? `${name} (${item.auctioneerUuid.slice(0, 8)}…, ${last})` : `${item.auctioneerUuid} (${last})`,
+    };
+  });
+};
 
 const listStatuses = async (z: ZObject, bundle: Bundle): Promise<Choice[]> =>
   statusChoices((await recentEvents(z, bundle, CHOICES_LIMIT)).items);

@@ -39,9 +39,9 @@ const NOT_FROM_YOUR_APP = 'so it did not come from your Consumer App as sent, an
 
 const REFUSALS: Record<DeliveryRefusal, string> = {
   'no-delivery':
-    "Ignored a run of this Zap's trigger that carried no delivery from the provider: there was nothing to check, so the Zap did not run. Nothing needs to change; the next auction event runs it as usual.",
+    "Ignored a run of this Zap's trigger that carried no delivery from Svix: there was nothing to check, so the Zap did not run. Nothing needs to change; the next auction event runs it as usual.",
   'no-body': `Ignored a request to this Zap's address that had no body, ${NOT_FROM_YOUR_APP}`,
-  'missing-headers': `Ignored a request to this Zap's address without the provider's signature headers (svix-id, svix-timestamp, svix-signature), ${NOT_FROM_YOUR_APP} Nothing needs to change unless you sent it yourself.`,
+  'missing-headers': `Ignored a request to this Zap's address without Svix's signature headers (svix-id, svix-timestamp, svix-signature), ${NOT_FROM_YOUR_APP} Nothing needs to change unless you sent it yourself.`,
   'bad-timestamp': `Refused a delivery whose signing time (svix-timestamp) is not a valid time, ${NOT_FROM_YOUR_APP}`,
   'too-old':
     'Refused a delivery signed more than 7 days ago: this Zap remembers which events it ran for 7 days only, so it cannot tell whether it already ran for this one, and did not run.',
@@ -83,7 +83,7 @@ export const decodePayload = (body: unknown): PayloadResult => {
       ok: false,
       message:
         `The auction event did not have the published form (${problems.slice(0, 5).join('; ')}), so the Zap did not run. ` +
-        "This comes from the auction service's side: send these field names to its support team.",
+        "This comes from the auction service: send these field names to the auction service's support team.",
     };
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body) || Object.keys(body).length <= PROMISED.length) {
@@ -107,7 +107,7 @@ export const parseBody = (content: string): { ok: true; body: unknown } | { ok: 
     return {
       ok: false,
       message:
-        "The auction event's body is not JSON, so the Zap did not run. This comes from the auction service's side: tell its support team the event body could not be read.",
+        "The auction event's body is not JSON, so the Zap did not run. This comes from the auction service: tell the auction service's support team the event body could not be read.",
     };
   }
 };

@@ -83,7 +83,7 @@ describe('provider errors become plain-English platform errors', () => {
     const refused = await failure(appTester(test, { authData: { ...authData, serverUrl: 'http://127.0.0.1:9' } }));
     expect(refused.code).toBe('ProviderUnreachable');
     expect(refused.message).toMatch(
-      /Could not reach the provider at http:\/\/127\.0\.0\.1:9 .*connection was refused.*Server URL/,
+      /Could not reach Svix at http:\/\/127\.0\.0\.1:9 .*connection was refused.*Server URL/,
     );
   });
 

@@ -96,7 +96,7 @@ describe('npm run setup -- --integration-key', () => {
 
   it('tells the support team to get a separate, revocable key, not the account key itself', async () => {
     const result = await run();
-    expect(result.out).toMatch(/Create a separate one under API Access .* so you can revoke it/);
+    expect(result.out).toMatch(/Create a separate one on the API Access page .* so you can revoke it/);
   });
 
   it('keeps its exit codes and wording when the key is refused', async () => {

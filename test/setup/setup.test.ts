@@ -133,7 +133,7 @@ describe('npm run setup (the command)', () => {
     await start();
     const result = await run(['--api-key', KEY, '--server-url', `http://127.0.0.1:${await unusedPort()}`]);
     expect(result.code).toBe(1);
-    expect(result.err).toMatch(/Could not reach the provider/);
+    expect(result.err).toMatch(/Could not reach Svix/);
   });
 
   it("ends with exit code 1 and the provider's reason on a 4xx", async () => {
@@ -202,6 +202,16 @@ describe('npm run setup (the command)', () => {
       expect(taken.err).toContain('npm run setup -- --api-key …');
       expect(printed(taken)).not.toContain(STRAY);
     });
+  });
+
+  it('refuses --integration-key together with --rotate-integration-key, saying what each does, and calls nothing', async () => {
+    await start();
+    const result = await run(['--api-key', KEY, '--server-url', url, '--integration-key', '--rotate-integration-key']);
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(
+      /--integration-key \(make the key for Zapier, once\) or --rotate-integration-key \(replace it\), not both/,
+    );
+    expect(emulator.stats().requests).toBe(0);
   });
 
   it('refuses a plain-http server URL that is not on this machine', async () => {

@@ -71,6 +71,30 @@ describe('the auctioneers dropdown', () => {
     ]);
   });
 
+  it('names an auctioneer when a recent event carries the name (the published auctioneer model), and shows the UUID otherwise', async () => {
+    const named = message(HARBOUR, 'LOTS_SOLD', '2026-11-22T12:00:00Z');
+    const older = message(HARBOUR, 'DRAFT', '2026-11-21T12:00:00Z');
+    log([
+      named,
+      message(NORTHGATE, 'OPEN_FOR_BIDDING', '2026-11-22T11:00:00Z'),
+      {
+        ...older,
+        payload: {
+          ...older.payload,
+          auctioneer: {
+            '@class': 'com.vendor.scaffold.models.auctionapi.AuctioneerApiModel',
+            id: 42,
+            name: 'Harbour Street Auctions',
+          },
+        },
+      },
+    ]);
+    await expect(appTester(choiceOperations.listAuctioneers, { authData })).resolves.toEqual([
+      { id: HARBOUR, name: 'Harbour Street Auctions (0e7c2f44…, last event 22 Nov 2026, 12:00 UTC)' },
+      { id: NORTHGATE, name: `${NORTHGATE} (last event 22 Nov 2026, 11:00 UTC)` },
+    ]);
+  });
+
   it("is what the trigger's auctioneer field offers", () => {
     const fields = auctionStatusChanged.operation.inputFields ?? [];
     const auctioneer = fields.find(

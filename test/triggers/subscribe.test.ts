@@ -129,7 +129,9 @@ describe('performSubscribe', () => {
       const refused = await failure(subscribe());
       expect(refused.code).toBe('EventTypeMissing');
       expect(refused.message).toMatch(/AUCTION_STATUS_CHANGE event type is not registered/);
-      expect(refused.message).toMatch(/set-up with the account's API Access Key/);
+      expect(refused.message).toMatch(
+        /Ask whoever set up your Consumer App to add it \(in Svix's dashboard, under Event Types/,
+      );
       expect(refused.message).not.toMatch(/npm|terminal/i);
       scope.done();
     },
