@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import app from '../src';
 import { ApplicationOut, EndpointSecretOut } from '../src/provider/codecs';
-import { AuctionBackEnd } from '../src/sandbox/auctions';
+import { AuctionService } from '../src/sandbox/auctions';
 import { ProviderEmulator } from '../src/sandbox/emulator';
 import { HookRunner } from '../src/sandbox/hookRunner';
 import { PlatformStandIn, platformInvoker } from '../src/sandbox/platform';
@@ -63,8 +63,8 @@ describe('a Zap connected with an integration key', () => {
       // The event type exists (the set-up registered it): one call, allowed for the key.
       expect(emulator.stats().requests - requestsBefore).toBe(1);
 
-      const backEnd = new AuctionBackEnd(account, appId);
-      for (let index = 0; index < 4; index += 1) await backEnd.emitNext(2);
+      const auctionService = new AuctionService(account, appId);
+      for (let index = 0; index < 4; index += 1) await auctionService.emitNext(2);
       await emulator.idle();
       await runner.idle();
       expect(runner.runs.filter((run) => run.outcome === 'ran')).toHaveLength(4);
@@ -78,7 +78,7 @@ describe('a Zap connected with an integration key', () => {
         'read',
       ).key;
       expect(rotated).not.toBe(zap.subscribeData.secret);
-      await backEnd.emitNext(2);
+      await auctionService.emitNext(2);
       await emulator.idle();
       await runner.idle();
       expect(runner.runs.filter((run) => run.outcome === 'ran')).toHaveLength(5);
@@ -111,7 +111,9 @@ describe('a Zap connected with an integration key', () => {
     const details = errorDetails(error);
     expect(details.code).toBe('EventTypeMissing');
     expect(details.message).toMatch(/an integration key cannot/);
-    expect(details.message).toMatch(/set-up with the account's API Access Key/);
+    expect(details.message).toMatch(
+      /Ask whoever set up your Consumer App to add it \(in Svix's dashboard, under Event Types/,
+    );
     expect(emulator.stats().endpoints).toBe(0);
   });
 

@@ -10,7 +10,7 @@ import app from '../index';
 import { secretKey, sign, signedWith } from '../provider/signature';
 import { TRIGGER_KEY } from '../triggers/auctionStatusChanged';
 import { SubscribeData } from '../triggers/delivery';
-import { AuctionBackEnd } from '../sandbox/auctions';
+import { AuctionService } from '../sandbox/auctions';
 import { newId, newSecret } from '../sandbox/emulator/store';
 import { ProviderEmulator } from '../sandbox/emulator';
 import { HookRunner } from '../sandbox/hookRunner';
@@ -484,15 +484,15 @@ export const sandboxThroughput = async (events: number): Promise<Throughput> => 
   try {
     await runner.start();
     const zap = await runner.turnOn('Every status change');
-    const backEnd = new AuctionBackEnd(client, appId);
+    const auctionService = new AuctionService(client, appId);
     const start = Date.now();
     for (let index = 0; index < events; index += 1) {
-      await backEnd.emitNext(3);
+      await auctionService.emitNext(3);
     }
     await emulator.idle();
     await runner.idle();
     const finishedAt = Math.max(...runner.runs.map((entry) => entry.at));
-    const emittedAt = new Map(backEnd.emitted.map((event) => [event.messageId, event.at]));
+    const emittedAt = new Map(auctionService.emitted.map((event) => [event.messageId, event.at]));
     const latencies = runner.runs
       .filter((entry) => entry.outcome === 'ran' && entry.messageId !== undefined)
       .map((entry) => entry.at - (emittedAt.get(entry.messageId ?? '') ?? entry.at));

@@ -4,7 +4,7 @@ import { EVENT_TYPE_NAME } from '../provider/eventType';
 import type { ProviderClient } from '../setup/client';
 
 /**
- * A stand-in for the auction back-end (§3 of the published interface): a few
+ * A stand-in for the auction service (§3 of the published interface): a few
  * auctioneers and their auctions; creating an auction emits
  * AUCTION_STATUS_CHANGE with its initial status, and every status change emits
  * the new status, through the provider into the Consumer App.
@@ -33,7 +33,7 @@ export interface Emitted {
   at: number;
 }
 
-export class AuctionBackEnd {
+export class AuctionService {
   readonly auctioneers: Auctioneer[];
   readonly auctions: Auction[] = [];
   readonly emitted: Emitted[] = [];
@@ -70,10 +70,10 @@ export class AuctionBackEnd {
    */
   async emitNext(openEvery: number): Promise<void> {
     const oldest = this.open[0];
-    const next = oldest ? AuctionBackEnd.nextStatus(oldest.status) : undefined;
+    const next = oldest ? AuctionService.nextStatus(oldest.status) : undefined;
     if (oldest && next && this.emitted.length % openEvery !== 0) {
       await this.changeStatus(oldest, next);
-      if (!AuctionBackEnd.nextStatus(next)) this.open.shift();
+      if (!AuctionService.nextStatus(next)) this.open.shift();
       return;
     }
     const auctioneer = this.auctioneers[this.auctions.length % this.auctioneers.length];

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { runCommand } from '../cli/runCommand';
 import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
-import { AuctionBackEnd } from './auctions';
+import { AuctionService } from './auctions';
 import { ProviderEmulator } from './emulator';
 import { runStory, summaryLine } from './story';
 
@@ -38,9 +38,11 @@ const serve = async (port: number, apiKey: string, say: (line: string) => void):
   say(`listening on ${url}`);
   const client = new ProviderClient({ baseUrl: url, apiKey });
   const { appId } = await runSetup({ client, appName: 'Sandbox Auction House' });
-  const backEnd = new AuctionBackEnd(client, appId);
-  for (let index = 0; index < 4; index += 1) await backEnd.emitNext(3);
-  say(`Consumer App ${appId}, with ${backEnd.emitted.length} auction events. For zapier-platform invoke, .env holds:`);
+  const auctionService = new AuctionService(client, appId);
+  for (let index = 0; index < 4; index += 1) await auctionService.emitNext(3);
+  say(
+    `Consumer App ${appId}, with ${auctionService.emitted.length} auction events. For zapier-platform invoke, .env holds:`,
+  );
   say(`  authData_apiKey=${apiKey === SERVE_DEFAULTS.apiKey ? apiKey : '(the --api-key given)'}`);
   say(`  authData_appId=${appId}`);
   say(`  authData_serverUrl=${url}`);

@@ -4,7 +4,7 @@ import { runCommand } from '../cli/runCommand';
 import app from '../index';
 import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
-import { AuctionBackEnd } from './auctions';
+import { AuctionService } from './auctions';
 import { ProviderEmulator, type Fault, type FaultContext } from './emulator';
 import { newId, newSecret } from './emulator/store';
 import { FORGERIES, forge, type Forgery } from './forgery';
@@ -194,7 +194,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     const appId = runner.appId;
     await runner.start();
     const zap = await runner.turnOn('Every status change');
-    const backEnd = new AuctionBackEnd(client, appId);
+    const auctionService = new AuctionService(client, appId);
     const rotateEvery = rotations > 0 ? Math.floor(options.events / (rotations + 1)) : 0;
     let secret = zap.subscribeData.secret;
     /** Secrets replaced by a rotation, newest first. */
@@ -252,8 +252,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
         rotated += 1;
         readsToFault += 1;
       }
-      await backEnd.emitNext(3);
-      const event = backEnd.emitted[backEnd.emitted.length - 1];
+      await auctionService.emitNext(3);
+      const event = auctionService.emitted[auctionService.emitted.length - 1];
       if (event && picked(index, redeliveryRate, 53)) {
         // Sent again at once, while the first delivery is on its way: the two overlap.
         emulator.resend(appId, event.messageId, zap.subscribeData.id);
@@ -280,7 +280,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       if (run.outcome === 'ran' && run.messageId)
         runsPerMessage.set(run.messageId, (runsPerMessage.get(run.messageId) ?? 0) + 1);
     }
-    const real = backEnd.emitted.map((event) => event.messageId);
+    const real = auctionService.emitted.map((event) => event.messageId);
     const lostIds = real.filter((id) => !runsPerMessage.has(id));
     const lostDetail = lostIds.map((id) => {
       const outcomes = runner.runs
@@ -288,9 +288,9 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
         .map((run) => (run.message ? `${run.outcome}: ${run.message}` : run.outcome));
       return `${id}: ${outcomes.length > 0 ? outcomes.join(' | ') : 'never reached perform'}`;
     });
-    // A run is the event only if it carries what the back-end sent under that id: a forged
+    // A run is the event only if it carries what the auction service sent under that id: a forged
     // body that reached a Zap (under a made-up or a real id) is a forgery accepted.
-    const sent = new Map(backEnd.emitted.map((event) => [event.messageId, event]));
+    const sent = new Map(auctionService.emitted.map((event) => [event.messageId, event]));
     const carriesForgery = (run: ZapRun): boolean =>
       run.items.some((item) => {
         const event = run.messageId ? sent.get(run.messageId) : undefined;

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { auctionStatusChangedOutputFields } from '../fields/auctionStatusChanged';
 import app from '../index';
 import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
-import { AuctionBackEnd } from './auctions';
+import { AuctionService } from './auctions';
 import { ProviderEmulator } from './emulator';
 import { newId } from './emulator/store';
 import { forge } from './forgery';
@@ -41,8 +42,9 @@ export interface StorySummary {
 
 export const ZAP_STATUSES = ['OPEN_FOR_BIDDING', 'LOTS_SOLD'];
 
-/** The fields a Zap step can use, in the order the Zap editor lists them. */
-const FIELD_ORDER = ['auctionUuid', 'auctioneerUuid', 'status', 'statusLabel', 'eventType', 'occurredAt'] as const;
+/** The fields a Zap step can use, by the labels the Zap editor shows, in its order (the event ID heads each run). */
+const FIELDS = auctionStatusChangedOutputFields.filter((field) => field.key !== 'id');
+const LABEL_WIDTH = Math.max(...FIELDS.map((field) => field.label.length)) + 1;
 
 /**
  * Why perform returned no items, judged from what the story itself knows (the
@@ -63,16 +65,16 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
   const platformUrl = await platform.start();
   let runner: HookRunner | undefined;
   try {
-    say(`[1/7] Provider emulator listening at ${baseUrl} (sandbox key, nothing leaves this machine).`);
+    say(`[1/7] Svix emulator listening at ${baseUrl} (sandbox key, nothing leaves this machine).`);
 
     const client = new ProviderClient({ baseUrl, apiKey });
-    say('[2/7] Set-up (what `npm run setup` does against the real provider):');
+    say('[2/7] Set-up (what `npm run setup` does against Svix):');
     const setup = await runSetup({ client, appName: 'Sandbox Auction House', say: (line) => say(`      ${line}`) });
 
     const authData = { apiKey, appId: setup.appId, serverUrl: baseUrl };
-    const backEnd = new AuctionBackEnd(client, setup.appId);
+    const auctionService = new AuctionService(client, setup.appId);
     const statusOf = (messageId: string | undefined) =>
-      backEnd.emitted.find((event) => event.messageId === messageId)?.status;
+      auctionService.emitted.find((event) => event.messageId === messageId)?.status;
     const ranBefore = new Set<string>();
     const explanations: Explanation[] = [];
     const explain = (run: ZapRun): Explanation => {
@@ -88,7 +90,7 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
           runNumber += 1;
           return [
             `  ▶ Zap run ${runNumber} for ${item?.id ?? '?'}, fields:`,
-            ...FIELD_ORDER.map((key) => `        ${key.padEnd(14)} ${item ? item[key] : ''}`),
+            ...FIELDS.map(({ key, label }) => `        ${label.padEnd(LABEL_WIDTH)} ${item ? item[key] : ''}`),
           ].join('\n');
         case 'no-items': {
           const why = explain(run);
@@ -121,9 +123,9 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
     );
     say(`      performSubscribe created endpoint ${zap.subscribeData.id} for ${zap.targetUrl}`);
 
-    say(`[4/7] The auction back-end emits ${events} events (creation, then each status change):`);
+    say(`[4/7] The auction service emits ${events} events (creation, then each status change):`);
     // Alternate: open a new auction, then move the oldest open one on a step.
-    while (backEnd.emitted.length < events) await backEnd.emitNext(2);
+    while (auctionService.emitted.length < events) await auctionService.emitNext(2);
     await emulator.idle();
     await runner.idle();
 
@@ -133,9 +135,10 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
     await runner.idle();
 
     const redelivered =
-      [...backEnd.emitted].reverse().find((event) => ZAP_STATUSES.includes(event.status)) ?? backEnd.emitted[0];
+      [...auctionService.emitted].reverse().find((event) => ZAP_STATUSES.includes(event.status)) ??
+      auctionService.emitted[0];
     if (redelivered) {
-      say(`[6/7] The provider delivers ${redelivered.messageId} a second time (at-least-once delivery):`);
+      say(`[6/7] Svix delivers ${redelivered.messageId} a second time (at-least-once delivery):`);
       emulator.resend(setup.appId, redelivered.messageId, zap.subscribeData.id);
       await emulator.idle();
       await runner.idle();
@@ -160,9 +163,9 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
 
     const fromProvider = runner.runs.filter((run) => run.messageId !== forgedId);
     const ranIds = runner.runs.filter((run) => run.outcome === 'ran').map((run) => run.messageId);
-    const wanted = backEnd.emitted.filter((event) => ZAP_STATUSES.includes(event.status));
+    const wanted = auctionService.emitted.filter((event) => ZAP_STATUSES.includes(event.status));
     return {
-      emitted: backEnd.emitted.length,
+      emitted: auctionService.emitted.length,
       delivered: fromProvider.length,
       zapRuns: ranIds.length,
       filtered: explanations.filter((why) => why === 'filtered').length,

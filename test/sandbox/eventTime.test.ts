@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import app from '../../src';
 import { timeOfProviderId } from '../../src/provider/ksuid';
-import { AuctionBackEnd } from '../../src/sandbox/auctions';
+import { AuctionService } from '../../src/sandbox/auctions';
 import { ProviderEmulator } from '../../src/sandbox/emulator';
 import { HookRunner } from '../../src/sandbox/hookRunner';
 import { PlatformStandIn } from '../../src/sandbox/platform';
@@ -26,13 +26,13 @@ describe('Occurred At in the sandbox', () => {
     try {
       await runner.start();
       const zap = await runner.turnOn('Every event');
-      const backEnd = new AuctionBackEnd(client, appId);
-      await backEnd.emitNext(1);
+      const auctionService = new AuctionService(client, appId);
+      await auctionService.emitNext(1);
       await emulator.idle();
       await runner.idle();
-      const emitted = backEnd.emitted[0];
+      const emitted = auctionService.emitted[0];
       if (!emitted) throw new Error('nothing was emitted');
-      // The provider made the message as the back-end emitted it; its id says when.
+      // The provider made the message as the auction service emitted it; its id says when.
       const createdAt = timeOfProviderId(emitted.messageId) ?? Number.NaN;
       expect(Math.abs(createdAt - emitted.at)).toBeLessThan(1_000);
       // Delivered again more than a second later, to a Zap that has forgotten it ran (its cache emptied).

@@ -65,9 +65,11 @@ describe('npm start', () => {
     expect(summary.zap_runs).toBeGreaterThan(0);
     expect(out).not.toMatch(/\? no run/);
     // Each Zap run shows its fields; the forged delivery and the redelivery say what became of them.
-    expect(out).toMatch(/Zap run 1 for msg_[A-Za-z0-9]{27}, fields:\n\s+auctionUuid\s+[0-9a-f-]{36}/);
-    expect(out).toMatch(/statusLabel\s+(Open For Bidding|Lots Sold)/);
-    expect(out).toMatch(/occurredAt\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00/);
+    // Fields by the labels the Zap editor shows, as the README's field reference names them.
+    expect(out).toMatch(/Zap run 1 for msg_[A-Za-z0-9]{27}, fields:\n\s+Auction UUID\s+[0-9a-f-]{36}/);
+    expect(out).toMatch(/Status Label\s+(Open For Bidding|Lots Sold)/);
+    expect(out).toMatch(/Occurred At\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00/);
+    expect(out).not.toMatch(/\boccurredAt\b|\bstatusLabel\b/);
     expect(out).toMatch(/refused .*signature/);
     expect(out).toMatch(/dropped .*already ran/);
     // Neither the sandbox key nor an endpoint secret is ever printed.
