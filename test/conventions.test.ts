@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
 import { compileApp, serializeApp } from 'zapier-platform-core/src/tools/schema';
 import app from '../src';
+import { auctionStatusChangedOutputFields } from '../src/fields/auctionStatusChanged';
 
 /**
  * Zapier's integration checks that can be judged offline, on the app
@@ -104,6 +107,18 @@ describe("Zapier's conventions, on the serialized definition", () => {
       const outputFields = trigger.operation.outputFields ?? [];
       expect(Object.keys(trigger.operation.sample).sort()).toEqual(outputFields.map((field) => field.key).sort());
       for (const field of outputFields) expect(field.label ?? '').not.toBe('');
+    }
+  });
+
+  it('documents every output field of the visible trigger in the guide, by its label, with what it holds', () => {
+    const guide = readFileSync(join(__dirname, '../docs/guide.md'), 'utf8');
+    const fields = visible.flatMap((trigger) => trigger.operation.outputFields ?? []);
+    expect(fields.length).toBeGreaterThan(5);
+    for (const field of fields) {
+      expect(guide).toContain(`**${field.label}**`);
+      const described = auctionStatusChangedOutputFields.find((spec) => spec.key === field.key)?.helpText ?? '';
+      expect(described).not.toBe('');
+      expect(guide).toContain(described);
     }
   });
 

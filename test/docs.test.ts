@@ -1,11 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isRight } from 'fp-ts/Either';
+import { BenchResults, performanceDoc, sourceFingerprint } from '../src/bench/report';
 import { FIELDS_END, FIELDS_START, fieldReferenceTable, withFieldReference } from '../src/docs/fieldReference';
-import { auctionStatusChangedOutputFields } from '../src/fields/auctionStatusChanged';
 
-/** The README's field reference is made from outputFields; this keeps it in step. */
+/**
+ * The documents, each for its reader, kept true: the README for whoever
+ * deploys or maintains the integration, the guide for the person building
+ * Zaps (its table of fields made from the trigger), and the performance
+ * document written by the benchmark from a run of the current source.
+ */
 
-const readme = readFileSync(join(__dirname, '../README.md'), 'utf8');
+const ROOT = join(__dirname, '..');
+const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
+const readme = read('README.md');
+const guide = read('docs/guide.md');
 
 /** A markdown table as rows of trimmed cells, whatever its column padding. */
 const cells = (table: string): string[][] =>
@@ -19,18 +28,42 @@ const cells = (table: string): string[][] =>
         .map((cell) => cell.trim()),
     );
 
+/** The text outside fenced code blocks. */
+const prose = (markdown: string): string[] => {
+  let fenced = false;
+  return markdown.split('\n').filter((line) => {
+    if (line.startsWith('```')) fenced = !fenced;
+    return !fenced && !line.startsWith('```');
+  });
+};
+
+const words = (markdown: string): number => markdown.split(/\s+/).filter((word) => word !== '').length;
+
 describe('the README', () => {
-  it("has a field reference that matches the trigger's output fields (run npm run docs after changing them)", () => {
-    const start = readme.indexOf(FIELDS_START);
-    const end = readme.indexOf(FIELDS_END);
+  it('is short, for whoever deploys or maintains the integration, and its lines wrap', () => {
+    expect(words(readme)).toBeLessThanOrEqual(1_500);
+    for (const line of prose(readme)) expect(line.length).toBeLessThanOrEqual(100);
+  });
+
+  it('leads with the sandbox: npm install, npm start, npm test', () => {
+    const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Setting it up'));
+    expect(quickStart).toMatch(/npm install\nnpm start\nnpm test/);
+  });
+
+  it('links to the guide, the guarantees, the performance figures and the changelog', () => {
+    for (const path of ['docs/guide.md', 'docs/guarantees.md', 'docs/performance.md', 'CHANGELOG.md']) {
+      expect(readme).toContain(`](${path})`);
+      expect(read(path).length).toBeGreaterThan(500);
+    }
+  });
+});
+
+describe('the guide, for the person building Zaps', () => {
+  it("has a table of fields that matches the trigger's output fields (run npm run docs after changing them)", () => {
+    const start = guide.indexOf(FIELDS_START);
+    const end = guide.indexOf(FIELDS_END);
     expect(start).toBeGreaterThan(0);
-    expect(cells(readme.slice(start + FIELDS_START.length, end))).toEqual(cells(fieldReferenceTable()));
-    // Every output field is in it.
-    expect(
-      cells(fieldReferenceTable())
-        .slice(1)
-        .map((row) => row[0]),
-    ).toEqual(auctionStatusChangedOutputFields.map((field) => `\`${field.key}\``));
+    expect(cells(guide.slice(start + FIELDS_START.length, end))).toEqual(cells(fieldReferenceTable()));
   });
 
   it('regenerates only the marked section', () => {
@@ -42,9 +75,43 @@ describe('the README', () => {
     expect(() => withFieldReference('no markers')).toThrow(/fields:start/);
   });
 
-  it('leads with npm install, npm start, npm run setup and npm test', () => {
-    const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Quick start') + 400);
-    for (const command of ['npm install', 'npm start', 'npm run setup', 'npm test'])
-      expect(quickStart).toContain(command);
+  it('needs no npm, no terminal and no code: no commands, options, code names or internals', () => {
+    const forbidden = [
+      /\bnpm\b/i,
+      /terminal|command line|shell/i,
+      /\s--[a-z]/,
+      // A camelCase or snake_case name is a code name; capitals with underscores are values a person sees.
+      /\b[a-z]+[A-Z][A-Za-z]*\b/,
+      /\b[a-z]+_[a-z]+\b/,
+      /__|@class|\bLONG\b|io-ts|z\.cache|\bperform\b|JSON|\bbundle\b|\.ts\b|src\//,
+    ];
+    for (const line of prose(guide).filter((text) => !text.startsWith('<!--'))) {
+      for (const pattern of forbidden)
+        expect({ line, pattern: pattern.source, found: pattern.test(line) }).toMatchObject({ found: false });
+    }
+  });
+
+  it('says which Svix environment to use, and how to get names into a Zap', () => {
+    expect(guide).toMatch(/environment/);
+    expect(guide).toMatch(/Production/);
+    expect(guide).toMatch(/## Getting names into your Zap/);
+    expect(guide).toMatch(/does \*\*not\*\*\s+carry/);
+  });
+});
+
+describe('the performance document', () => {
+  const recorded = BenchResults.decode(JSON.parse(read('docs/performance.json')));
+
+  it('is exactly what npm run bench -- --docs wrote from its figures', () => {
+    if (!isRight(recorded)) throw new Error('docs/performance.json is not a bench result: run npm run bench -- --docs');
+    expect(read('docs/performance.md')).toBe(performanceDoc(recorded.right));
+    expect(read('docs/performance.md')).toMatch(/on this machine:\n.+cores, \d+ GiB of memory/);
+  });
+
+  it('is from a run of the current source (after changing src/ or the lockfile, run npm run bench -- --docs)', () => {
+    if (!isRight(recorded)) throw new Error('docs/performance.json is not a bench result');
+    expect(recorded.right.source).toBe(sourceFingerprint(ROOT));
+    expect(recorded.right.comparisons.length).toBeGreaterThanOrEqual(4);
+    expect(recorded.right.roundTrips.length).toBeGreaterThanOrEqual(5);
   });
 });

@@ -10,52 +10,31 @@ import {
   sandboxThroughput,
   verification,
   type Comparison,
-  type RoundTrips,
-  type Throughput,
 } from './measures';
+import { benchTables, machineOf, performanceDoc, sourceFingerprint, type BenchResults } from './report';
 
 /**
  * `npm run bench`: each figure is a median of repeated runs, and each
  * comparison is measured side by side, in alternating rounds, in this run.
- * Prints a table and writes the figures to bench-results.json.
+ * Prints the tables and writes the figures to bench-results.json; with
+ * `--docs`, also writes them to docs/performance.json and docs/performance.md.
  */
-
-const table = (comparisons: Comparison[], trips: RoundTrips[], throughput: Throughput | undefined): string => {
-  const rows = comparisons.map(
-    (entry) =>
-      `| ${entry.name} | ${entry.ours} | ${entry.baseline} | ${entry.unit} | **${entry.ratio}×** | ${entry.budget} | ${entry.met ? 'met' : 'MISSED'} |`,
-  );
-  const lines = ['| Measure | Ours | Baseline | Unit | Ratio | Budget | |', '|---|---|---|---|---|---|---|', ...rows];
-  lines.push(
-    '',
-    '| Round trips | Counted | Unit | Budget | |',
-    '|---|---|---|---|---|',
-    ...trips.map(
-      (entry) =>
-        `| ${entry.name} | ${entry.value} | ${entry.unit} | <= ${entry.budget} | ${entry.met ? 'met' : 'MISSED'} |`,
-    ),
-  );
-  if (throughput) {
-    lines.push(
-      '',
-      `| ${throughput.name} | |`,
-      '|---|---|',
-      `| Events | ${throughput.events} |`,
-      `| Deliveries per second | ${throughput.deliveriesPerSecond} |`,
-      `| Latency p50 | ${throughput.p50Ms} ms |`,
-      `| Latency p99 | ${throughput.p99Ms} ms |`,
-      `| Peak memory (RSS) | ${throughput.peakRssMb} MB |`,
-    );
-  }
-  return lines.join('\n');
-};
 
 export const main = async (argv: string[]): Promise<number> => {
   const { values } = parseArgs({
     args: argv,
-    options: { quick: { type: 'boolean' }, 'skip-package': { type: 'boolean' }, out: { type: 'string' } },
+    options: {
+      quick: { type: 'boolean' },
+      'skip-package': { type: 'boolean' },
+      out: { type: 'string' },
+      docs: { type: 'boolean' },
+    },
   });
   const quick = values.quick === true;
+  if (values.docs && (quick || values['skip-package'])) {
+    process.stderr.write('--docs records a full run: leave out --quick and --skip-package.\n');
+    return 2;
+  }
   const started = Date.now();
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const comparisons: Comparison[] = [];
@@ -79,17 +58,23 @@ export const main = async (argv: string[]): Promise<number> => {
   const throughput = await sandboxThroughput(quick ? 300 : 2_000);
 
   const seconds = Math.round((Date.now() - started) / 100) / 10;
-  const results = {
+  const results: BenchResults = {
     when: new Date().toISOString(),
-    node: process.version,
-    cpus: (await import('node:os')).cpus().length,
+    machine: machineOf(),
     seconds,
     comparisons,
     roundTrips: trips,
     throughput,
+    source: sourceFingerprint(ROOT),
   };
   const out = values.out ?? join(ROOT, 'bench-results.json');
   writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
-  process.stdout.write(`${table(comparisons, trips, throughput)}\n\nbench: ${seconds} s, figures in ${out}\n`);
+  if (values.docs) {
+    writeFileSync(join(ROOT, 'docs/performance.json'), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(join(ROOT, 'docs/performance.md'), performanceDoc(results));
+  }
+  process.stdout.write(
+    `${benchTables(results)}\n\nbench: ${seconds} s, figures in ${out}${values.docs ? ' and docs/performance.md' : ''}\n`,
+  );
   return comparisons.every((entry) => entry.met) && trips.every((entry) => entry.met) ? 0 : 1;
 };
