@@ -1,4 +1,4 @@
-import { getUnsafeNumberReason, isLosslessNumber, LosslessNumber, parse, UnsafeNumberReason } from 'lossless-json';
+import type * as LosslessJson from 'lossless-json';
 
 /**
  * JSON from outside (a delivery's body, the provider's answers), read without
@@ -22,16 +22,22 @@ import { getUnsafeNumberReason, isLosslessNumber, LosslessNumber, parse, UnsafeN
 /** Text that may hold a number a double cannot keep: every such number has one of these. */
 const MAY_HOLD_INEXACT_NUMBER = /\d{16}|[eE][+-]?\d{3}/;
 
-/** A number as JSON.parse reads it, or kept exact when a double would change its value. */
-const exactNumber = (text: string): number | LosslessNumber => {
-  const unsafe = getUnsafeNumberReason(text);
-  return unsafe === undefined || unsafe === UnsafeNumberReason.truncate_float ? Number(text) : new LosslessNumber(text);
-};
+/** lossless-json, loaded only for text that needs it: most deliveries never do, and every process starts faster. */
+let library: typeof LosslessJson | undefined;
+const lossless = (): typeof LosslessJson => (library ??= require('lossless-json'));
 
 /** Parses JSON text; throws SyntaxError when it is not JSON, as JSON.parse does. */
 export const parseJson = (text: string): unknown => {
   const read: unknown = JSON.parse(text);
   if (!MAY_HOLD_INEXACT_NUMBER.test(text)) return read;
+  const { getUnsafeNumberReason, LosslessNumber, parse, UnsafeNumberReason } = lossless();
+  // A number as JSON.parse reads it, or kept exact when a double would change its value.
+  const exactNumber = (number: string): number | LosslessJson.LosslessNumber => {
+    const unsafe = getUnsafeNumberReason(number);
+    return unsafe === undefined || unsafe === UnsafeNumberReason.truncate_float
+      ? Number(number)
+      : new LosslessNumber(number);
+  };
   try {
     return parse(text, null, { parseNumber: exactNumber, onDuplicateKey: ({ newValue }) => newValue });
   } catch {
@@ -39,5 +45,10 @@ export const parseJson = (text: string): unknown => {
   }
 };
 
-/** The exact text of a number parseJson kept exact (an integer beyond ±2^53, 1e400…), or undefined. */
-export const exactText = (value: unknown): string | undefined => (isLosslessNumber(value) ? value.value : undefined);
+/**
+ * The exact text of a number parseJson kept exact (an integer beyond ±2^53,
+ * 1e400…), or undefined. Only parseJson makes such numbers, and only once it
+ * has loaded lossless-json.
+ */
+export const exactText = (value: unknown): string | undefined =>
+  library?.isLosslessNumber(value) ? value.value : undefined;

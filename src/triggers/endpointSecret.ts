@@ -7,7 +7,7 @@ import type { Caller } from '../provider/request';
 import { CLOCK_ALLOWANCE_SECONDS, signedWith } from '../provider/signature';
 import { cacheGet, cacheSet } from './cache';
 import { CLAIM_TTL_SECONDS, probeNx, REMEMBER_RUNS_SECONDS } from './claim';
-import { confirmByRecord } from './record';
+import type * as ProviderRecord from './record';
 import {
   classify,
   currentOf,
@@ -64,6 +64,9 @@ export const secretSettings = {
   /** Each of the (at most two) attempts of one read of the secret. */
   readTimeoutMs: 4_000,
 };
+
+/** The record check, loaded only when a delivery needs it: most never do, and every process starts faster. */
+const providerRecord = (): typeof ProviderRecord => require('./record');
 
 /** Replaced secrets are kept as long as runs are remembered: an older delivery is refused anyway. */
 const KEEP_REPLACED_MS = (REMEMBER_RUNS_SECONDS + CLOCK_ALLOWANCE_SECONDS) * 1000;
@@ -305,7 +308,8 @@ export const checkSignature = async (
   const matches = matcher(delivery);
   const cacheHonoursNx = () => nxOf(subscription, state);
   const signed = (): Verdict => ({ kind: 'signed', cacheHonoursNx: cacheHonoursNx() });
-  const record = () => confirmByRecord(z, caller(), { endpoint: subscription, messageId: delivery.id });
+  const record = () =>
+    providerRecord().confirmByRecord(z, caller(), { endpoint: subscription, messageId: delivery.id });
   const confirmed = async (): Promise<Verdict> => ({
     kind: 'confirmed',
     event: await record(),

@@ -222,6 +222,21 @@ describe('the built package, as Zapier runs it', () => {
     ]);
   });
 
+  it('keeps an integer beyond 2^53 exact (lossless-json is in the package)', async () => {
+    const messageId = newId('msg');
+    const body = `{"auctioneerUuid":"auctioneer-1","auctionUuid":"auction-3","status":"DRAFT","lotId":1234567890123456789}`;
+    const now = new Date();
+    const signature = new Webhook(zap.secret.replace(/^whsec_/, '')).sign(messageId, now, body);
+    const headers = {
+      'Http-Svix-Id': messageId,
+      'Http-Svix-Timestamp': String(Math.floor(now.getTime() / 1000)),
+      'Http-Svix-Signature': signature,
+    };
+    await expect(results(`${TRIGGER}.perform`, deliveryBundle(headers, body))).resolves.toEqual([
+      expect.objectContaining({ id: messageId, lotId: '1234567890123456789' }),
+    ]);
+  });
+
   it('does not run a redelivery', async () => {
     await expect(results(`${TRIGGER}.perform`, first.bundle)).resolves.toEqual([]);
   });
