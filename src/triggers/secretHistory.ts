@@ -61,6 +61,28 @@ export const currentOf = (history: SecretHistory): SecretEntry | undefined =>
   history.secrets.find((entry) => entry.until === undefined);
 
 /**
+ * Two accounts of one secret as one. A secret is current for a spell, from
+ * `from` until `until`. Once any process has seen it replaced, it stays
+ * replaced for that spell, even when another process's read says it was
+ * current later: that read may have crossed the rotation (started after it,
+ * answered from before it), and a revoked secret must not come back. Only a
+ * later spell, begun by a read that showed it current again, reopens it.
+ */
+const mergeEntry = (known: SecretEntry, entry: SecretEntry): SecretEntry => {
+  const [earlier, later] = known.from <= entry.from ? [known, entry] : [entry, known];
+  const newSpell = earlier.until !== undefined && earlier.until <= later.from;
+  const from = newSpell ? later.from : earlier.from;
+  const endings = [known.until, entry.until].filter((until): until is number => until !== undefined && until >= from);
+  const until = endings.length > 0 ? Math.min(...endings) : undefined;
+  return {
+    secret: entry.secret,
+    from,
+    seen: Math.max(known.seen, entry.seen),
+    ...(until === undefined ? {} : { until }),
+  };
+};
+
+/**
  * The history brought into one shape: one entry per secret, one current
  * secret (the one seen current last; any other is marked replaced from when
  * that one was first seen), newest first, at most MAX_SECRETS.
@@ -69,20 +91,7 @@ const normalise = (entries: readonly SecretEntry[], rest: Omit<SecretHistory, 's
   const bySecret = new Map<string, SecretEntry>();
   for (const entry of entries) {
     const known = bySecret.get(entry.secret);
-    if (!known) {
-      bySecret.set(entry.secret, { ...entry });
-      continue;
-    }
-    const seen = Math.max(known.seen, entry.seen);
-    const untils = [known.until, entry.until].filter((until): until is number => until !== undefined);
-    // Replaced at the earliest sighting of that, unless it was seen current again afterwards.
-    const until = untils.length > 0 && Math.min(...untils) >= seen ? Math.min(...untils) : undefined;
-    bySecret.set(entry.secret, {
-      secret: entry.secret,
-      from: Math.min(known.from, entry.from),
-      seen,
-      ...(until === undefined ? {} : { until }),
-    });
+    bySecret.set(entry.secret, known ? mergeEntry(known, entry) : { ...entry });
   }
   const all = [...bySecret.values()].sort(laterFirst);
   const current = all.find((entry) => entry.until === undefined);
@@ -101,7 +110,12 @@ export const startingWith = (secret: string, from: number, seen: number): Secret
   secrets: [{ secret, from, seen }],
 });
 
-/** What a read of the endpoint's secret, started at `readAt`, showed: `secret` is current, any other is replaced. */
+/**
+ * What a read of the endpoint's secret, started at `readAt`, showed: `secret`
+ * is current, any other is replaced. A secret known to be replaced, shown
+ * current again, starts a new spell: callers read once more first, so that a
+ * read that crossed a rotation cannot bring back a revoked secret.
+ */
 export const observeRead = (history: SecretHistory, secret: string, readAt: number): SecretHistory => {
   const { secrets, ...rest } = history;
   const known = secrets.find((entry) => entry.secret === secret);
@@ -113,7 +127,11 @@ export const observeRead = (history: SecretHistory, secret: string, readAt: numb
   return normalise([{ secret, from, seen: readAt }, ...others], rest);
 };
 
-/** Two processes' knowledge as one: every secret either knew, and the more spent allowance. */
+/**
+ * Two processes' knowledge as one: every secret either knew, and the more
+ * spent allowance (each process spends within its own view, so N processes
+ * may spend up to N bursts at once).
+ */
 export const mergeHistories = (
   a: SecretHistory,
   b: SecretHistory | undefined,
@@ -171,9 +189,11 @@ export const settles = (history: SecretHistory, signedAtSeconds: number, started
 
 /**
  * Whether a delivery signed at `signedAtSeconds` may have been signed with a
- * secret never seen here: one that came and went between two reads that saw
- * different secrets (two rotations between them). Only such a delivery that
- * matches no known secret is worth asking the provider's record about.
+ * secret never seen here: between two reads that saw different secrets, one
+ * rotation or several happened, and a secret that came and went in between
+ * was never seen (a margin for the clocks widens the span). Only such a
+ * delivery that matches no known secret is worth asking the provider's
+ * record about.
  */
 export const inUnseenSpan = (history: SecretHistory, signedAtSeconds: number): boolean => {
   const earliest = signedAtSeconds * 1000 - CLOCK_SKEW_MS;
