@@ -29,6 +29,11 @@ export class Deadline {
     return new Deadline(Date.now() + ms);
   }
 
+  /** The operation budget counted from when the operation began. */
+  static since(startedAt: number): Deadline {
+    return new Deadline(startedAt + requestSettings.operationBudgetMs);
+  }
+
   remainingMs(): number {
     return this.endsAt - Date.now();
   }
@@ -79,11 +84,17 @@ export interface Caller {
   deadline: Deadline;
 }
 
-export const callerOf = (z: ZObject, bundle: Pick<Bundle, 'authData'>, reader: Caller['reader']): Caller => ({
+/** `startedAt`: when the operation began, if it may have waited before its first call (counted in its budget). */
+export const callerOf = (
+  z: ZObject,
+  bundle: Pick<Bundle, 'authData'>,
+  reader: Caller['reader'],
+  startedAt?: number,
+): Caller => ({
   z,
   connection: connectionOf(z, bundle),
   reader,
-  deadline: Deadline.in(),
+  deadline: startedAt === undefined ? Deadline.in() : Deadline.since(startedAt),
 });
 
 export interface ProviderCall extends Omit<FailureContext, 'reader'> {

@@ -166,6 +166,11 @@ export class PlatformStandIn {
     this.entries.clear();
   }
 
+  /** Stores a value as another process would have (no RPC call is recorded), for tests. */
+  poke(identity: Identity, key: string, value: unknown, scope: string[] | null = ['auth']): void {
+    this.store(this.storageKey(identity, key, scope), JSON.stringify(value), null);
+  }
+
   /** The live entry for a key as the app named it, under a scope, for tests to look at. */
   peek(identity: Identity, key: string, scope: string[] | null = ['auth']): unknown {
     const entry = this.live(this.storageKey(identity, key, scope));

@@ -133,9 +133,9 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
   if (isTooOldToRemember(occurredAtMs, Date.now())) return refuse(z, 'event-too-old');
   const signed = { id: messageId, timestamp, signature, body, signedAtSeconds: envelope.seconds };
   const endpoint = { ...subscription, connection: connectionScope(bundle.authData) };
-  // One caller, and so one deadline, for every provider call this delivery makes.
+  // One caller, and so one deadline (counted from the start, waits included), for every provider call.
   let caller: Caller | undefined;
-  const callerFor = () => (caller ??= callerOf(z, bundle, 'zap-run'));
+  const callerFor = () => (caller ??= callerOf(z, bundle, 'zap-run', startedAt));
   const verdict = verifyKnown(endpoint, signed) ?? (await checkSignature(z, callerFor, endpoint, signed, startedAt));
   if (verdict.kind === 'refused') return refuse(z, verdict.why);
 

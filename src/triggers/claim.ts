@@ -76,7 +76,7 @@ export const probeNx = async (z: ZObject): Promise<boolean | undefined> => {
  * The pauses before a claim that was not stored is tried again. Zapier's cache
  * answers `null` when it throttles a call; a one-off throttle must not leave a
  * message unclaimed (a later redelivery would run it again), and a cache that
- * stays throttled must not hold the Zap up: about 300 ms in all, then the Zap
+ * stays throttled must not hold the Zap up: about 250 ms in all, then the Zap
  * runs unclaimed. An object so tests can read it.
  */
 export const claimSettings: { retryPausesMs: readonly number[] } = { retryPausesMs: [30, 70, 150] };

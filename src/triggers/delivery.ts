@@ -54,6 +54,10 @@ const REFUSALS: Record<DeliveryRefusal, string> = {
 
 export const refusalMessage = (refusal: DeliveryRefusal): string => REFUSALS[refusal];
 
+/** How to send an event again, for a person in Zapier (Svix resends to one endpoint from its dashboard). */
+export const resendHint = (messageId: string): string =>
+  `To run the Zap for it, send it again: in Svix's dashboard, open your Consumer App, find the message ${messageId} and resend it to this Zap's endpoint ("Zapier: Auction Status Changed").`;
+
 /**
  * Stops a delivery that cannot have come from the Consumer App as sent. It is
  * a halt, not an error: anyone who learns the Zap's address can send it junk,

@@ -6,6 +6,7 @@ import type { Failure } from '../provider/failures';
 import { getMessage } from '../provider/api';
 import { timeOfProviderId } from '../provider/ksuid';
 import { withoutBundle, type Caller } from '../provider/request';
+import { resendHint } from './delivery';
 
 /**
  * The provider's record of a message, for a delivery that the endpoint's
@@ -15,10 +16,6 @@ import { withoutBundle, type Caller } from '../provider/request';
  * Zap then receives the provider's copy of the event: the delivered body is
  * not used.
  */
-
-/** How to send an event again, for a person in Zapier (the provider resends to one endpoint from its dashboard). */
-export const resendHint = (messageId: string): string =>
-  `To run the Zap for it, send it again: in Svix's dashboard, open your Consumer App, find the message ${messageId} and resend it to this Zap's endpoint ("Zapier: Auction Status Changed").`;
 
 const why = (messageId: string): string =>
   `The auction event ${messageId} was not signed with this Zap's current endpoint secret (the secret may have been changed since it was sent), so the Zap asked Svix to confirm it`;

@@ -238,14 +238,14 @@ export class Store {
   /** Every working integration key, to the app and integration it belongs to. */
   private readonly integrationKeys = new Map<string, { appId: string; integrationId: string }>();
 
+  /** Ids for the next Consumer Apps created, in order, before new ones are made (the sandbox's fixed one). */
+  private readonly appIds: string[];
+
   /**
    * `clock` is the time payload retention is measured by: tests move it
    * forward to see a payload expire without waiting for it. `appIds` are
    * given to the first Consumer Apps made, so a sandbox can have a fixed one.
    */
-  /** Ids for the next Consumer Apps created, in order, before new ones are made (the sandbox's fixed one). */
-  private readonly appIds: string[];
-
   constructor(
     private readonly limits: Limits = DEFAULT_LIMITS,
     private readonly clock: () => number = Date.now,
