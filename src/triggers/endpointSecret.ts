@@ -3,10 +3,11 @@ import type { ZObject } from 'zapier-platform-core';
 import { getEndpointSecret } from '../provider/api';
 import { timeOfProviderId } from '../provider/ksuid';
 import type { Failure } from '../provider/failures';
-import type { Caller } from '../provider/request';
+import { raise, type Caller } from '../provider/request';
 import { CLOCK_ALLOWANCE_SECONDS, signedWith } from '../provider/signature';
 import { cacheGet, cacheSet } from './cache';
 import { CLAIM_TTL_SECONDS, probeNx, REMEMBER_RUNS_SECONDS } from './claim';
+import { resendHint } from './delivery';
 import type * as ProviderRecord from './record';
 import {
   classify,
@@ -44,15 +45,26 @@ import {
  * secret is read again, once per process for every delivery that arrived
  * before the read started, and within an allowance per endpoint (a burst,
  * then one call every few seconds) that a call finding something real gives
- * back. Junk therefore costs a handful of provider calls however much of it
- * arrives, and a genuine delivery signed with a new secret waits at most a
- * few seconds for the allowance.
+ * back. Junk signed with no secret the endpoint had therefore costs a
+ * handful of provider calls, then one every few seconds, however much of it
+ * arrives; a genuine delivery signed with a new secret waits at most a few
+ * seconds for the allowance. A delivery signed with a secret the endpoint had
+ * is checked against the record without the allowance, however many arrive:
+ * only whoever holds such a secret can send them.
+ *
+ * When Svix fails a read (twice) for trouble that may pass, the deliveries
+ * that waited for it ask the record instead, within the allowance. The read
+ * is owed: a few seconds later it is made again without the allowance, and
+ * deliveries arriving meanwhile wait for it when they have the time, so one
+ * call settles them all and junk cannot keep the secret from being read.
  */
 
 /** Limits and waits, in an object so tests can read them. */
 export const secretSettings = {
   /** Each process merges what the others learnt (z.cache) at least this often. */
   syncAfterMs: 60_000,
+  /** A cache that could not answer is asked again after this long. */
+  syncRetryAfterMs: 5_000,
   /** A current secret last read longer ago than this is read again before it is trusted. */
   staleAfterMs: 10 * 60_000,
   /** After a read of a stale secret failed, the secret is trusted this long before another read is tried. */
@@ -63,6 +75,8 @@ export const secretSettings = {
   refillMs: 5_000,
   /** Each of the (at most two) attempts of one read of the secret. */
   readTimeoutMs: 4_000,
+  /** After a read failed for trouble at Svix, deliveries ask the record for this long instead of reading again. */
+  readRetryAfterMs: 5_000,
 };
 
 /** The record check, loaded only when a delivery needs it: most never do, and every process starts faster. */
@@ -116,8 +130,24 @@ interface EndpointState {
   history: SecretHistory;
   /** When this process last merged what z.cache holds. */
   syncedAt: number;
+  /**
+   * When the allowance z.cache held was last spent, as this process last saw
+   * it: an allowance seen before is not merged again, or a call given back
+   * here since would be taken away by the older spending.
+   */
+  sharedSpentAt?: number;
   /** When a read of a stale current secret last failed. */
   staleReadFailedAt?: number;
+  /** When a read of the secret last failed for trouble at Svix: no other is made for a few seconds. */
+  readFailedAt?: number;
+  /**
+   * That read is owed: the next one, a few seconds later, takes no place in
+   * the allowance (the failed one was not charged, and Svix's trouble was no
+   * delivery's doing). So junk cannot keep the secret from being read again
+   * once Svix answers, and while Svix keeps failing it is read at most once
+   * every few seconds.
+   */
+  readOwed?: boolean;
   /** The read of the secret under way in this process, and when it started. */
   reading?: { startedAt: number; done: Promise<ReadOutcome> };
   /** Provider calls under way for deliveries that match no known secret, each holding a place in the allowance. */
@@ -180,55 +210,115 @@ export const verifyKnown = (subscription: Subscription, delivery: SignedParts): 
   return matcher(delivery)(current.secret) ? { kind: 'signed', cacheHonoursNx: nxOf(subscription, state) } : undefined;
 };
 
-const readShared = async (z: ZObject, endpointId: string): Promise<SecretHistory | undefined> => {
+/** What z.cache holds of the endpoint's history: undefined when there is none, `failed` when it could not say. */
+const readShared = async (z: ZObject, endpointId: string): Promise<SecretHistory | undefined | 'failed'> => {
   try {
     const decoded = SecretHistory.decode(await cacheGet(z, secretHistoryKey(endpointId)));
     return isRight(decoded) ? decoded.right : undefined;
   } catch {
-    return undefined;
+    return 'failed';
   }
 };
 
-/** Merges what other processes learnt into this process's history. */
-const sync = async (z: ZObject, subscription: Subscription, state: EndpointState): Promise<void> => {
+/**
+ * Merges what other processes learnt into this process's history. A cache
+ * that could not answer is asked again a few seconds later, not a minute.
+ */
+const sync = async (
+  z: ZObject,
+  subscription: Subscription,
+  state: EndpointState,
+): Promise<SecretHistory | undefined> => {
   const at = Date.now();
   const shared = await readShared(z, subscription.id);
-  state.history = mergeHistories(state.history, shared, Date.now(), secretSettings);
+  if (shared === 'failed') {
+    state.syncedAt = Math.max(state.syncedAt, at - secretSettings.syncAfterMs + secretSettings.syncRetryAfterMs);
+    return undefined;
+  }
+  const spentAt = shared?.allowance?.at;
+  const news = shared && spentAt !== undefined && spentAt === state.sharedSpentAt ? withoutAllowance(shared) : shared;
+  state.history = mergeHistories(state.history, news, Date.now(), secretSettings);
+  state.sharedSpentAt = spentAt ?? state.sharedSpentAt;
   state.syncedAt = at;
+  return shared;
 };
 
-/** Shares this process's history: merged with what z.cache holds first, so no process's knowledge is lost. */
+const withoutAllowance = ({ allowance: _spent, ...rest }: SecretHistory): SecretHistory => rest;
+
+/** Whether the shared history lacks something this process knows: a secret, or a replacement. */
+const lacks = (shared: SecretHistory | undefined, mine: SecretHistory): boolean =>
+  mine.secrets.some((entry) => {
+    const there = shared?.secrets.find((candidate) => candidate.secret === entry.secret);
+    return !there || (entry.until !== undefined && there.until === undefined);
+  });
+
+/**
+ * Shares this process's history: merged with what z.cache holds first, so no
+ * process's knowledge is lost. Two processes may write at once, and the last
+ * write wins: the write is read back, and made again (once) when another
+ * process's write took what this one knows away.
+ */
 const publish = async (z: ZObject, subscription: Subscription, state: EndpointState): Promise<void> => {
-  await sync(z, subscription, state);
-  state.history = forgetBefore(state.history, Date.now() - KEEP_REPLACED_MS);
-  await cacheSet(z, secretHistoryKey(subscription.id), state.history, CLAIM_TTL_SECONDS, false).catch(() => undefined);
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    if (attempt === 0) await sync(z, subscription, state);
+    state.history = forgetBefore(state.history, Date.now() - KEEP_REPLACED_MS);
+    const key = secretHistoryKey(subscription.id);
+    const stored = await cacheSet(z, key, state.history, CLAIM_TTL_SECONDS, false).catch(() => false);
+    if (stored !== true) return;
+    state.sharedSpentAt = state.history.allowance?.at;
+    const after = await sync(z, subscription, state);
+    if (!lacks(after, state.history)) return;
+  }
 };
+
+/** A delivery that could not be checked in time while Svix had trouble: an error (not a halt) naming it. */
+const couldNotCheck = (z: ZObject, messageId: string): never =>
+  raise(z, {
+    kind: 'error',
+    code: 'SignatureNotChecked',
+    status: 503,
+    message: `The auction event ${messageId} was not signed with this Zap's endpoint secret as last read, and Svix had trouble answering whether the secret had changed or whether the event is genuine, so the Zap did not run for it. ${resendHint(messageId)}`,
+  });
 
 /**
  * Reads the endpoint's secret, as the one read under way in this process.
- * `placed`: made for a delivery that matches no known secret, holding a place
- * in the allowance, which it gives back when it ends.
+ * `charged`: made for a delivery that matches no known secret, so charged to
+ * the allowance when it ends. A read holds no place while it runs (there is
+ * one at a time): a read Svix is slow to answer must not keep the record
+ * from being asked.
  */
 const readSecret = (
   z: ZObject,
   caller: () => Caller,
   subscription: Subscription,
   state: EndpointState,
-  placed: boolean,
+  charged: boolean,
 ): Promise<ReadOutcome> => {
   const startedAt = Date.now();
+  const before = currentOf(state.history)?.secret;
+  state.readOwed = false;
   const read = async (): Promise<ReadOutcome> => {
-    let found = false;
+    /** What the read is charged: nothing when it found a new secret, or failed for trouble at Svix. */
+    let charge: 'found' | 'nothing' | 'unused' = 'nothing';
     let failure: Failure | undefined;
-    try {
-      const secret = await getEndpointSecret(caller(), subscription.id, {
+    const get = () =>
+      getEndpointSecret(caller(), subscription.id, {
         timeoutMs: secretSettings.readTimeoutMs,
         attempts: 2,
         // Kept to tell trouble that may pass from a failure the person must act on.
         reword: (described) => (failure = described),
       });
-      found = secret !== currentOf(state.history)?.secret;
-      state.history = observeRead(state.history, secret, startedAt);
+    try {
+      let readAt = startedAt;
+      let secret = await get();
+      if (state.history.secrets.some((entry) => entry.secret === secret && entry.until !== undefined)) {
+        // A secret known to be replaced, shown current: this read may have crossed a rotation
+        // (answered from before it). Only a second read, started now, may bring it back.
+        readAt = Date.now();
+        secret = await get();
+      }
+      if (secret !== before) charge = 'found';
+      state.history = observeRead(state.history, secret, readAt);
       if (nxOf(subscription, state) === undefined) {
         // A Zap turned on by an older version: learn once how to claim in one round trip.
         const cacheHonoursNx = await probeNx(z);
@@ -236,9 +326,15 @@ const readSecret = (
       }
       return { ok: true };
     } catch (error) {
-      return isPassing(failure) ? { ok: false, passing: true } : { ok: false, passing: false, error };
+      if (!isPassing(failure)) return { ok: false, passing: false, error };
+      // Trouble at Svix says nothing of the delivery: not charged, and for a few seconds
+      // deliveries ask the record rather than read again (see checkSignature).
+      charge = 'unused';
+      state.readFailedAt = Date.now();
+      state.readOwed = true;
+      return { ok: false, passing: true };
     } finally {
-      if (placed) givePlace(state, found ? 'found' : 'nothing');
+      if (charged) settleCall(state, charge);
       await publish(z, subscription, state);
     }
   };
@@ -260,14 +356,16 @@ const readSecret = (
  * within the operation's deadline.
  */
 const takePlace = async (state: EndpointState, caller: () => Caller): Promise<'taken' | 'woken' | 'too-late'> => {
-  const room = tokensLeft(state.history, Date.now(), secretSettings) - state.held;
+  const now = Date.now();
+  const room = tokensLeft(state.history, now, secretSettings) - state.held;
   if (room >= 1) {
     state.held += 1;
     return 'taken';
   }
-  // Room must be left for the call itself (two attempts).
-  const spare = caller().deadline.remainingMs() - secretSettings.readTimeoutMs * 2;
-  const wait = state.held > 0 ? spare : waitForToken(state.history, Date.now(), secretSettings);
+  // Room must be left for the call itself: one attempt at least (a second is made if time allows).
+  const spare = caller().deadline.remainingMs() - secretSettings.readTimeoutMs;
+  const owedAt = state.readOwed ? readRetryAt(state) - now : Number.POSITIVE_INFINITY;
+  const wait = Math.min(state.held > 0 ? spare : waitForToken(state.history, now, secretSettings), owedAt);
   if (spare <= 0 || wait > spare) return 'too-late';
   await new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, wait);
@@ -279,6 +377,10 @@ const takePlace = async (state: EndpointState, caller: () => Caller): Promise<'t
   return 'woken';
 };
 
+/** When the read owed after a failed one may be made. */
+const readRetryAt = (state: EndpointState): number =>
+  (state.readFailedAt ?? Number.NEGATIVE_INFINITY) + secretSettings.readRetryAfterMs;
+
 /**
  * Gives a place back: a call that found something real (a new secret, a
  * genuine event) gives the allowance a call back, one that found nothing is
@@ -286,6 +388,11 @@ const takePlace = async (state: EndpointState, caller: () => Caller): Promise<'t
  */
 const givePlace = (state: EndpointState, call: 'found' | 'nothing' | 'unused'): void => {
   state.held = Math.max(0, state.held - 1);
+  settleCall(state, call);
+};
+
+/** Charges a call that ended to the allowance (or gives it back), and wakes whoever waits for room. */
+const settleCall = (state: EndpointState, call: 'found' | 'nothing' | 'unused'): void => {
   const now = Date.now();
   if (call === 'found') state.history = refundToken(state.history, now, secretSettings);
   if (call === 'nothing') state.history = spendToken(state.history, now, secretSettings);
@@ -355,15 +462,19 @@ export const checkSignature = async (
   /**
    * The secret could not be read (twice) for trouble that may pass: the record
    * can still say whether the event is genuine, and it needs no secret. It is
-   * asked without waiting for the allowance (which the failed read was charged
-   * to): a genuine event must not wait behind the provider's trouble. If the
-   * record cannot be read either, the error names the event and how to send it
-   * again. Any other failure (the key refused, the endpoint gone) is the
-   * delivery's error, as the person must act on it.
+   * asked with a place in the allowance like any call for such a delivery, so
+   * junk arriving while Svix has trouble costs no more than at other times;
+   * when no place can be had in time, or the record cannot be read either, the
+   * error names the event and how to send it again. `again` when it waited:
+   * what happened meanwhile (a read, the moment for the owed one) may settle
+   * the delivery. Any other failure (the key refused, the endpoint gone) is
+   * the delivery's error, as the person must act on it.
    */
-  const confirmInstead = async (read: Extract<ReadOutcome, { ok: false }>): Promise<Verdict> => {
+  const confirmInstead = async (read: Extract<ReadOutcome, { ok: false }>): Promise<Verdict | 'again'> => {
     if (!read.passing) throw read.error;
-    return confirmed();
+    const checked = await confirmWithPlace();
+    if (checked === 'too-late') return couldNotCheck(z, delivery.id);
+    return checked === 'woken' ? 'again' : checked;
   };
 
   // Signed with no secret known here: junk, or a secret this side has not seen yet.
@@ -378,15 +489,29 @@ export const checkSignature = async (
       if (checked !== 'woken') return checked;
       continue;
     }
+    let failedRead: Extract<ReadOutcome, { ok: false }> | undefined;
     const reading = state.reading;
     if (reading) {
       const outcome = await reading.done;
       // A read that started before this delivery could not settle it anyway: one of its own follows.
-      if (!outcome.ok && reading.startedAt >= startedAt) return confirmInstead(outcome);
+      if (!outcome.ok && reading.startedAt >= startedAt) failedRead = outcome;
     } else if (!syncedSinceStart) {
       // Another process may have read the secret since this delivery arrived.
       await sync(z, subscription, state);
       syncedSinceStart = true;
+    } else if (Date.now() < readRetryAt(state)) {
+      // Svix failed a read a moment ago. The read owed a few seconds later settles every
+      // delivery waiting for it with one call; one that cannot wait that long asks the record.
+      const wait = readRetryAt(state) - Date.now();
+      if (state.readOwed && wait <= caller().deadline.remainingMs() - 2 * secretSettings.readTimeoutMs) {
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      } else {
+        failedRead = { ok: false, passing: true };
+      }
+    } else if (state.readOwed) {
+      // The read owed since Svix's trouble: it needs no place.
+      const outcome = await readSecret(z, caller, subscription, state, true);
+      if (!outcome.ok) failedRead = outcome;
     } else {
       const place = await takePlace(state, caller);
       if (place === 'too-late') return { kind: 'refused', why: 'unchecked-signature' };
@@ -394,9 +519,14 @@ export const checkSignature = async (
         // Another delivery started a read meanwhile: that read settles this one too.
         givePlace(state, 'unused');
       } else if (place === 'taken') {
+        givePlace(state, 'unused');
         const outcome = await readSecret(z, caller, subscription, state, true);
-        if (!outcome.ok) return confirmInstead(outcome);
+        if (!outcome.ok) failedRead = outcome;
       }
+    }
+    if (failedRead) {
+      const checked = await confirmInstead(failedRead);
+      if (checked !== 'again') return checked;
     }
     found = classify(state.history, matches);
     if (found.kind === 'current') return signed();

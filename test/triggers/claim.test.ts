@@ -33,13 +33,23 @@ const claim = claimKey(subscription.id, MSG_ID);
 
 /** Faults for the claim of the message under test, as a test sets them. */
 let claimFaults: RpcFault[] = [];
+/** Faults for reads of that claim. */
+let claimReadFaults: RpcFault[] = [];
 const zapier = usePlatform({
   // A round trip of a few ms, so simultaneous deliveries really overlap at the cache.
   delayMs: 3,
-  fault: (call) => (call.method === 'zcache_set' && call.key === claim ? claimFaults.shift() : undefined),
+  fault: (call) =>
+    call.key !== claim
+      ? undefined
+      : call.method === 'zcache_set'
+        ? claimFaults.shift()
+        : call.method === 'zcache_get'
+          ? claimReadFaults.shift()
+          : undefined,
 });
 beforeEach(() => {
   claimFaults = [];
+  claimReadFaults = [];
   zapier().platform.answerConflictsWith(false);
 });
 
@@ -131,6 +141,15 @@ describe('exactly-once Zap runs, as Zapier runs them', () => {
     await expect(deliver()).resolves.toHaveLength(1);
     expect(claimSets().map((call) => call.fault ?? call.result)).toEqual(['throttle', true]);
     // The claim was stored on the second try: a redelivery does not run again.
+    await expect(deliver()).resolves.toEqual([]);
+  });
+
+  it('a throttled claim whose read-back is throttled too is tried again, and still runs once', async () => {
+    claimFaults = [{ kind: 'throttle' }];
+    // The read-back answers null as well: it looks like nothing was stored, so the claim is made again.
+    claimReadFaults = [{ kind: 'throttle' }];
+    await expect(deliver()).resolves.toHaveLength(1);
+    expect(claimSets().map((call) => call.fault ?? call.result)).toEqual(['throttle', true]);
     await expect(deliver()).resolves.toEqual([]);
   });
 

@@ -2,15 +2,20 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { isRight } from 'fp-ts/Either';
 import { MessageOut } from '../../src/provider/codecs';
 import { EVENT_TYPE_NAME } from '../../src/provider/eventType';
+import { endpointUid } from '../../src/provider/ids';
 import { ProviderEmulator, type Fault, type FaultContext } from '../../src/sandbox/emulator';
 import { newId, newSecret } from '../../src/sandbox/emulator/store';
 import { ProviderClient } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
 import { SubscribeData } from '../../src/triggers/delivery';
+import type { CacheCall, RpcFault } from '../../src/sandbox/platform';
+import { refusalMessage } from '../../src/triggers/delivery';
+import { requestSettings } from '../../src/provider/request';
 import { secretHistoryKey, secretSettings } from '../../src/triggers/endpointSecret';
 import { RECORD_REFUSALS } from '../../src/triggers/record';
+import { classify, currentOf, SecretHistory } from '../../src/triggers/secretHistory';
 import { failure, signedRequest } from '../helpers/fixtures';
-import { anotherProcess, usePlatform, type ZapierProcess } from '../helpers/platform';
+import { anotherProcess, IDENTITY, usePlatform, type ZapierProcess } from '../helpers/platform';
 
 /**
  * Which deliveries run, as Zapier runs them (core's handler, z.cache on the
@@ -20,7 +25,12 @@ import { anotherProcess, usePlatform, type ZapierProcess } from '../helpers/plat
  * each with its own core and memory, sharing only the stand-in's cache.
  */
 
-const zapier = usePlatform({ delayMs: 1 });
+/** A hook each test may set, called for every cache call the platform stand-in answers. */
+let zapierFault: ((call: CacheCall) => RpcFault | undefined | void) | undefined;
+const zapier = usePlatform({
+  delayMs: 1,
+  fault: (call) => zapierFault?.(call) ?? undefined,
+});
 // Some tests wait for the allowance of calls on purpose (seconds each).
 jest.setTimeout(60_000);
 const KEY = `testsk_${randomBytes(8).toString('hex')}`;
@@ -77,9 +87,12 @@ beforeEach(async () => {
 });
 
 const defaults = { ...secretSettings };
+const requestDefaults = { ...requestSettings };
 
 afterEach(async () => {
+  zapierFault = undefined;
   Object.assign(secretSettings, defaults);
+  Object.assign(requestSettings, requestDefaults);
   jest.restoreAllMocks();
   await emulator.stop();
 });
@@ -398,10 +411,15 @@ describe('deliveries signed with no secret known here', () => {
 
   it('junk one after another: three reads of the secret, then none until the allowance refills', async () => {
     secretSettings.refillMs = 60_000;
+    const refusals: string[] = [];
     for (let index = 0; index < 6; index += 1) {
-      expect((await failure(main.perform(delivery(junk(), [newSecret()])))).name).toBe('HaltedError');
+      const refused = await failure(main.perform(delivery(junk(), [newSecret()])));
+      expect(refused.name).toBe('HaltedError');
+      refusals.push(refused.message);
     }
     expect(calls).toEqual({ secret: 3, record: 0 });
+    // Past the allowance, no read can be made in time: refused as unchecked, without waiting.
+    expect(refusals.slice(3)).toEqual(Array.from({ length: 3 }, () => refusalMessage('unchecked-signature')));
   });
 
   it('a read that finds a new secret costs nothing: genuine rotations never use the allowance up', async () => {
@@ -447,13 +465,214 @@ describe('deliveries signed with no secret known here', () => {
   });
 
   it('keeps what it learnt in z.cache, scoped to the connection, for as long as runs are remembered', async () => {
-    const rotated = await rotateAndTeach();
+    await rotateAndTeach();
     const shared = zapier()
       .calls()
       .filter((call) => call.method === 'zcache_set' && call.key === secretHistoryKey(zap.id));
     expect(shared).toEqual([expect.objectContaining({ scope: ['auth'], ttl: 7 * 24 * 60 * 60 + 10 * 60, nx: false })]);
-    expect(secretSettings.syncAfterMs).toBe(60_000);
-    expect(secretSettings.staleAfterMs).toBe(10 * 60_000);
-    expect(rotated).toMatch(/^whsec_/);
+  });
+
+  it('writes again when another process overwrote what it shared, so no process loses the new secret', async () => {
+    const stale = { secrets: [{ secret: zap.secret, from: Date.now() - 60_000, seen: Date.now() - 60_000 }] };
+    let overwritten = false;
+    zapierFault = (call) => {
+      // Between this process's write and its read-back, another process writes what it knew: only the old secret.
+      if (call.method === 'zcache_get' && call.key === secretHistoryKey(zap.id) && !overwritten && written()) {
+        overwritten = true;
+        zapier().platform.poke(IDENTITY, secretHistoryKey(zap.id), stale);
+      }
+    };
+    const written = () =>
+      zapier()
+        .calls()
+        .some((call) => call.method === 'zcache_set' && call.key === secretHistoryKey(zap.id));
+    const rotated = await rotateAndTeach();
+    expect(overwritten).toBe(true);
+    const kept = SecretHistory.decode(zapier().platform.peek(IDENTITY, secretHistoryKey(zap.id)));
+    if (!isRight(kept)) throw new Error('no history in z.cache');
+    expect(currentOf(kept.right)?.secret).toBe(rotated);
+    expect(classify(kept.right, (secret) => secret === zap.secret).kind).toBe('replaced');
+  });
+
+  it('a Zap turned on by an older version (no word on the cache) learns it honours nx on its first read', async () => {
+    const { cacheHonoursNx, ...older } = zap;
+    expect(cacheHonoursNx).toBe(true);
+    zap = older;
+    await rotateAndTeach();
+    zapier().platform.resetCalls();
+    const next = await send();
+    const rotated = currentOf(
+      (() => {
+        const kept = SecretHistory.decode(zapier().platform.peek(IDENTITY, secretHistoryKey(zap.id)));
+        if (!isRight(kept)) throw new Error('no history in z.cache');
+        return kept.right;
+      })(),
+    )?.secret;
+    await expect(main.perform(delivery(next, [rotated ?? '']))).resolves.toEqual(ranWith(next));
+    // One round trip: the claim alone, with nx (no read first).
+    expect(
+      zapier()
+        .calls()
+        .map((call) => call.method),
+    ).toEqual(['zcache_set']);
+  });
+
+  it('an endpoint whose id carries no time and whose subscribe did not say when refuses what the record would check', async () => {
+    const waiting = await send();
+    await rotateAndTeach();
+    // The same endpoint, named by the uid its subscribe gave it, which carries no time.
+    const { checkedAt, ...undated } = { ...zap, id: endpointUid('zapier', 'http://127.0.0.1:9/hooks/standard/1/') };
+    expect(checkedAt).toBeDefined();
+    zapier().coldStart();
+    const refused = await failure(main.perform(delivery(waiting, [zap.secret], undated)));
+    expect(refused).toMatchObject({ name: 'HaltedError', message: RECORD_REFUSALS.notConfirmed });
+    expect(calls.record).toBe(0);
+  });
+});
+
+describe('secrets used again', () => {
+  it('a secret rotated back to (a key used again) is current again once a second read confirms it', async () => {
+    await rotateAndTeach();
+    // Back to the first key: a read that shows a replaced secret is made twice before it is believed.
+    await client.call({
+      method: 'POST',
+      path: `/api/v1/app/${authData.appId}/endpoint/${zap.id}/secret/rotate`,
+      body: { key: zap.secret, gracePeriodSeconds: 0 },
+      action: 'rotating back',
+    });
+    const before = calls.secret;
+    await failure(main.perform(delivery(junk(), [newSecret()])));
+    expect(calls.secret - before).toBe(2);
+    // Signed with the first key, which is current again: it runs on its signature, without the record.
+    const records = calls.record;
+    const event = await send();
+    await expect(main.perform(delivery(event, [zap.secret]))).resolves.toEqual(ranWith(event));
+    expect(calls.record).toBe(records);
+  });
+});
+
+describe('when z.cache has trouble', () => {
+  it('a failed look at what other processes learnt is tried again after a few seconds, not a minute', async () => {
+    let failNextHistoryRead = false;
+    zapierFault = (call) => {
+      if (failNextHistoryRead && call.method === 'zcache_get' && call.key === secretHistoryKey(zap.id)) {
+        failNextHistoryRead = false;
+        return { kind: 'error' };
+      }
+      return undefined;
+    };
+    const historyReads = () =>
+      zapier()
+        .calls()
+        .filter((call) => call.method === 'zcache_get' && call.key === secretHistoryKey(zap.id)).length;
+    await main.perform(delivery(await send(), [zap.secret]));
+    const start = historyReads();
+    later(61_000);
+    failNextHistoryRead = true;
+    await expect(main.perform(delivery(await send(), [zap.secret]))).resolves.toHaveLength(1);
+    expect(historyReads()).toBe(start + 1);
+    later(61_000 + secretSettings.syncRetryAfterMs + 1_000);
+    await expect(main.perform(delivery(await send(), [zap.secret]))).resolves.toHaveLength(1);
+    expect(historyReads()).toBe(start + 2);
+  });
+});
+
+describe('when Svix has trouble', () => {
+  it('a stale secret whose re-read fails is trusted, and read again no sooner than 30 seconds later', async () => {
+    const first = await send();
+    await expect(main.perform(delivery(first, [zap.secret]))).resolves.toHaveLength(1);
+    const unavailable: Fault = { kind: 'reply', status: 503, body: '' };
+    faults.secret = [unavailable, unavailable];
+    later(11 * 60_000);
+    for (let index = 0; index < 3; index += 1) {
+      const event = await send();
+      await expect(main.perform(delivery(event, [zap.secret]))).resolves.toHaveLength(1);
+    }
+    // Two attempts of one read; the next deliveries trusted it without a read.
+    expect(calls.secret).toBe(2);
+    later(11 * 60_000 + secretSettings.staleRetryAfterMs + 1_000);
+    const after = await send();
+    await expect(main.perform(delivery(after, [zap.secret]))).resolves.toHaveLength(1);
+    expect(calls.secret).toBe(3);
+  });
+
+  it('junk arriving while the secret cannot be read costs the allowance in record calls, and a read every few seconds', async () => {
+    secretSettings.refillMs = 60_000;
+    secretSettings.readRetryAfterMs = 1_000;
+    // A shorter budget keeps the test short: junk gives up after a few seconds of Svix's trouble.
+    requestSettings.operationBudgetMs = 8_000;
+    const unavailable: Fault = { kind: 'reply', status: 503, body: '' };
+    faults.secret = Array.from({ length: 100 }, () => unavailable);
+    const started = Date.now();
+    const outcomes = await Promise.all(
+      Array.from({ length: 12 }, () => failure(main.perform(delivery(junk(), [newSecret()])))),
+    );
+    const elapsed = Date.now() - started;
+    // However much arrives: the record within the allowance, and one read (two attempts) a second.
+    expect(calls.record).toBeLessThanOrEqual(secretSettings.burst);
+    expect(calls.secret).toBeLessThanOrEqual(2 * (1 + Math.floor(elapsed / secretSettings.readRetryAfterMs)));
+    expect(outcomes.filter((outcome) => outcome.name === 'HaltedError')).toHaveLength(calls.record);
+    const unchecked = outcomes.filter((outcome) => outcome.code === 'SignatureNotChecked');
+    expect(unchecked).toHaveLength(12 - calls.record);
+    expect(unchecked.every((outcome) => /resend it/.test(outcome.message))).toBe(true);
+  });
+
+  it('once Svix answers again, the secret is read at once, even when junk used the allowance up meanwhile', async () => {
+    secretSettings.refillMs = 60_000;
+    secretSettings.readRetryAfterMs = 1_000;
+    const rotated = await rotate(0);
+    const unavailable: Fault = { kind: 'reply', status: 503, body: '' };
+    faults.secret = [unavailable, unavailable];
+    // Junk that arrives while Svix fails the read asks the record, and uses the allowance up.
+    const refused = await Promise.all(
+      Array.from({ length: secretSettings.burst }, () => failure(main.perform(delivery(junk(), [newSecret()])))),
+    );
+    expect(refused.map((outcome) => outcome.message)).toEqual(
+      Array.from({ length: secretSettings.burst }, () => RECORD_REFUSALS.notConfirmed),
+    );
+    expect(calls).toEqual({ secret: 2, record: secretSettings.burst });
+    // The read Svix failed is owed: made a second later without the allowance, and it settles the delivery.
+    const event = await send();
+    await expect(main.perform(delivery(event, [rotated]))).resolves.toEqual(ranWith(event));
+    expect(calls).toEqual({ secret: 3, record: secretSettings.burst });
+  });
+
+  it('deliveries arriving a moment after Svix failed a read wait for the read owed, and one read settles them all', async () => {
+    secretSettings.readRetryAfterMs = 1_000;
+    const rotated = await rotate(0);
+    const unavailable: Fault = { kind: 'reply', status: 503, body: '' };
+    faults.secret = [unavailable, unavailable];
+    const first = await send();
+    // The first delivery's read fails twice: the record decides for it.
+    await expect(main.perform(delivery(first, [rotated]))).resolves.toEqual(ranWith(first));
+    expect(calls).toEqual({ secret: 2, record: 1 });
+    const events: AuctionEvent[] = [];
+    for (let index = 0; index < 6; index += 1) events.push(await send());
+    const outcomes = await Promise.all(events.map((event) => main.perform(delivery(event, [rotated]))));
+    expect(outcomes).toEqual(events.map(ranWith));
+    expect(calls).toEqual({ secret: 3, record: 1 });
+  });
+
+  it('a call the record gave back is not taken away again by the allowance z.cache held before', async () => {
+    secretSettings.refillMs = 600_000;
+    secretSettings.readRetryAfterMs = 60_000;
+    const unavailable: Fault = { kind: 'reply', status: 503, body: '' };
+    const rotated = await rotate(0);
+    faults.secret = [unavailable, unavailable];
+    // Junk while the read fails: one record call, charged and shared (two calls left).
+    expect((await failure(main.perform(delivery(junk(), [newSecret()])))).message).toBe(RECORD_REFUSALS.notConfirmed);
+    // A genuine one, too soon to wait for the read owed, asks the record, which confirms it and
+    // gives the call back: three again, in this process.
+    const event = await send();
+    await expect(main.perform(delivery(event, [rotated]))).resolves.toEqual(ranWith(event));
+    expect(calls).toEqual({ secret: 2, record: 2 });
+    // A minute later this process looks at z.cache again, which still holds the spending of before.
+    later(61_000);
+    faults.secret = [unavailable, unavailable];
+    expect((await failure(main.perform(delivery(junk(), [newSecret()])))).message).toBe(RECORD_REFUSALS.notConfirmed);
+    const kept = SecretHistory.decode(zapier().platform.peek(IDENTITY, secretHistoryKey(zap.id)));
+    if (!isRight(kept)) throw new Error('no history in z.cache');
+    // Three, less the one just spent (the refill over a minute is a tenth of a call).
+    expect(kept.right.allowance?.tokens).toBeCloseTo(2, 5);
   });
 });
