@@ -81,6 +81,8 @@ export interface SoakResult {
   failedRuns: number;
   /** For each lost event, its message id and what became of its deliveries. */
   lostDetail: string[];
+  /** Each failed run: its message id, whether the delivery was forged, and the error it showed. */
+  failedDetail: string[];
   peakRssMb: number;
   seconds: number;
 }
@@ -296,6 +298,11 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
         const event = run.messageId ? sent.get(run.messageId) : undefined;
         return !event || item.auctionUuid !== event.auctionUuid || item.status !== event.status;
       });
+    const kindOf = (id: string | undefined): string =>
+      id === undefined || forgedIds.has(id) ? 'forged' : replayedIds.has(id) ? 'a real id, maybe replayed' : 'genuine';
+    const failedDetail = runner.runs
+      .filter((run) => run.outcome === 'failed')
+      .map((run) => `${run.messageId ?? '?'} (${kindOf(run.messageId)}): ${run.message ?? ''}`);
     const stats = emulator.stats();
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
     const ran = [...runsPerMessage.keys()].filter((id) => sent.has(id));
@@ -327,6 +334,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       recordReads,
       failedRuns: runner.runs.filter((run) => run.outcome === 'failed').length,
       lostDetail,
+      failedDetail,
       peakRssMb: Math.round(peakRss / (1024 * 1024)),
       seconds: Math.round((Date.now() - started) / 100) / 10,
     };
@@ -388,7 +396,10 @@ export const main = async (argv: string[]): Promise<number> => {
     say: (line) => process.stdout.write(`${line}\n`),
   });
   process.stdout.write(`${values.json ? JSON.stringify(result) : soakLine(result)}\n`);
-  if (!values.json) for (const line of result.lostDetail) process.stdout.write(`lost: ${line}\n`);
+  if (!values.json) {
+    for (const line of result.lostDetail) process.stdout.write(`lost: ${line}\n`);
+    for (const line of result.failedDetail) process.stdout.write(`failed: ${line}\n`);
+  }
   return result.lost === 0 && result.doubled === 0 && result.forgedAccepted === 0 ? 0 : 1;
 };
 

@@ -45,6 +45,7 @@ const Result = t.type({
   recordReads: t.number,
   failedRuns: t.number,
   lostDetail: t.array(t.string),
+  failedDetail: t.array(t.string),
   peakRssMb: t.number,
   seconds: t.number,
 });
@@ -71,6 +72,7 @@ describe('soak (small)', () => {
   it('loses nothing, runs nothing twice and lets no forgery through, across three rotations', async () => {
     const { code, result } = await soak(['--events', '400', '--share', '0.05', '--rotations', '3', '--json']);
     expect(result.lostDetail).toEqual([]);
+    expect(result.failedDetail).toEqual([]);
     expect(code).toBe(0);
     expect(result).toMatchObject({
       events: 400,
