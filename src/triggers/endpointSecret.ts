@@ -53,10 +53,11 @@ import {
  * only whoever holds such a secret can send them.
  *
  * When Svix fails a read (twice) for trouble that may pass, the deliveries
- * that waited for it ask the record instead, within the allowance. The read
- * is owed: a few seconds later it is made again without the allowance, and
- * deliveries arriving meanwhile wait for it when they have the time, so one
- * call settles them all and junk cannot keep the secret from being read.
+ * that waited for it ask the record instead, within the allowance, and wait
+ * for no other read (Svix may keep failing them). The read is owed: a few
+ * seconds later it is made again without the allowance, and deliveries
+ * arriving meanwhile wait for it when they have the time, so one call settles
+ * them all and junk cannot keep the secret from being read.
  */
 
 /** Limits and waits, in an object so tests can read them. */
@@ -479,6 +480,8 @@ export const checkSignature = async (
 
   // Signed with no secret known here: junk, or a secret this side has not seen yet.
   let syncedSinceStart = state.syncedAt >= startedAt;
+  /** Set once a read this delivery waited for failed for trouble at Svix. */
+  let recordInstead: Extract<ReadOutcome, { ok: false }> | undefined;
   for (;;) {
     if (settles(state.history, delivery.signedAtSeconds, startedAt)) {
       // Read after it was signed: no newer secret can have signed it. A secret that came and
@@ -489,9 +492,17 @@ export const checkSignature = async (
       if (checked !== 'woken') return checked;
       continue;
     }
-    let failedRead: Extract<ReadOutcome, { ok: false }> | undefined;
+    let failedRead = recordInstead;
     const reading = state.reading;
-    if (reading) {
+    if (recordInstead) {
+      // This delivery saw Svix fail a read: it asks the record from now on, and waits for no
+      // other read (Svix may keep failing them), though it makes the owed one when it is due.
+      if (!reading && state.readOwed && Date.now() >= readRetryAt(state)) {
+        const outcome = await readSecret(z, caller, subscription, state, true);
+        if (outcome.ok) failedRead = undefined;
+        else if (!outcome.passing) throw outcome.error;
+      }
+    } else if (reading) {
       const outcome = await reading.done;
       // A read that started before this delivery could not settle it anyway: one of its own follows.
       if (!outcome.ok && reading.startedAt >= startedAt) failedRead = outcome;
@@ -524,7 +535,8 @@ export const checkSignature = async (
         if (!outcome.ok) failedRead = outcome;
       }
     }
-    if (failedRead) {
+    if (failedRead && classify(state.history, matches).kind === 'unknown') {
+      recordInstead = failedRead;
       const checked = await confirmInstead(failedRead);
       if (checked !== 'again') return checked;
     }
