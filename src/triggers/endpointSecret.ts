@@ -43,21 +43,25 @@ import {
  *
  * A delivery that matches no known secret may be signed with a newer one: the
  * secret is read again, once per process for every delivery that arrived
- * before the read started, and within an allowance per endpoint (a burst,
- * then one call every few seconds) that a call finding something real gives
- * back. Junk signed with no secret the endpoint had therefore costs a
- * handful of provider calls, then one every few seconds, however much of it
- * arrives; a genuine delivery signed with a new secret waits at most a few
- * seconds for the allowance. A delivery signed with a secret the endpoint had
+ * before the read started, and within an allowance per endpoint in each
+ * process (a burst, then one call every few seconds) that a call finding
+ * something real gives back. Junk signed with no secret the endpoint had
+ * therefore costs a handful of provider calls in each process, then one every
+ * few seconds, however much of it arrives; a genuine delivery signed with a
+ * new secret waits a few seconds for the allowance (a read holds no place
+ * while it runs, so the allowance can be a call overdrawn: ten seconds at
+ * most). A delivery signed with a secret the endpoint had
  * is checked against the record without the allowance, however many arrive:
  * only whoever holds such a secret can send them.
  *
  * When Svix fails a read (twice) for trouble that may pass, the deliveries
  * that waited for it ask the record instead, within the allowance, and wait
- * for no other read (Svix may keep failing them). The read is owed: a few
- * seconds later it is made again without the allowance, and deliveries
- * arriving meanwhile wait for it when they have the time, so one call settles
- * them all and junk cannot keep the secret from being read.
+ * for no other read (Svix may keep failing them), though they make the owed
+ * one when it is due and they have time for it and the record after it. The
+ * read is owed: a few seconds later it is made again, neither taking a place
+ * in the allowance nor charged to it, and deliveries arriving meanwhile wait
+ * for it when they have the time, so one call settles them all and junk
+ * cannot keep the secret from being read.
  */
 
 /** Limits and waits, in an object so tests can read them. */
@@ -76,7 +80,7 @@ export const secretSettings = {
   refillMs: 5_000,
   /** Each of the (at most two) attempts of one read of the secret. */
   readTimeoutMs: 4_000,
-  /** After a read failed for trouble at Svix, deliveries ask the record for this long instead of reading again. */
+  /** After a read failed for trouble at Svix, no read is made for this long: the owed one comes after it. */
   readRetryAfterMs: 5_000,
 };
 
@@ -139,7 +143,7 @@ interface EndpointState {
   sharedSpentAt?: number;
   /** When a read of a stale current secret last failed. */
   staleReadFailedAt?: number;
-  /** When a read of the secret last failed for trouble at Svix: no other is made for a few seconds. */
+  /** When a read of the secret last failed for trouble at Svix: no read for a delivery that matches no known secret is made for a few seconds. */
   readFailedAt?: number;
   /**
    * That read is owed: the next one, a few seconds later, takes no place in
@@ -272,6 +276,9 @@ const publish = async (z: ZObject, subscription: Subscription, state: EndpointSt
   }
 };
 
+/** Less time left than this after a failed read: the invocation's budget ran out, not Svix's patience. */
+const OUT_OF_TIME_MS = 500;
+
 /** A delivery that could not be checked in time while Svix had trouble: an error (not a halt) naming it. */
 const couldNotCheck = (z: ZObject, messageId: string): never =>
   raise(z, {
@@ -329,13 +336,17 @@ const readSecret = (
     } catch (error) {
       if (!isPassing(failure)) return { ok: false, passing: false, error };
       // Trouble at Svix says nothing of the delivery: not charged, and for a few seconds
-      // deliveries ask the record rather than read again (see checkSignature).
+      // deliveries ask the record rather than read again (see checkSignature). A read cut
+      // short because the invocation ran out of time is no sign of trouble at Svix.
       charge = 'unused';
-      state.readFailedAt = Date.now();
-      state.readOwed = true;
+      if (caller().deadline.remainingMs() >= OUT_OF_TIME_MS) {
+        state.readFailedAt = Date.now();
+        state.readOwed = true;
+      }
       return { ok: false, passing: true };
     } finally {
-      if (charged) settleCall(state, charge);
+      // Whoever waits is woken: what the read found may settle them.
+      settleCall(state, charged ? charge : 'unused');
       await publish(z, subscription, state);
     }
   };
@@ -352,9 +363,10 @@ const readSecret = (
  * under way: a call is charged when it ends having found nothing, and one that
  * found something real costs nothing, so genuine traffic keeps the allowance
  * full and junk empties it. When there is no place, this waits for a call
- * under way to end or for the allowance to refill, and says `woken`: what that
- * call found may settle the delivery already. `too-late`: no place can be had
- * within the operation's deadline.
+ * or a read under way to end, for the allowance to refill, or for a read owed
+ * after Svix's trouble to be due, and says `woken`: what happened meanwhile
+ * may settle the delivery already. `too-late`: no place can be had within the
+ * operation's deadline.
  */
 const takePlace = async (state: EndpointState, caller: () => Caller): Promise<'taken' | 'woken' | 'too-late'> => {
   const now = Date.now();
@@ -365,15 +377,21 @@ const takePlace = async (state: EndpointState, caller: () => Caller): Promise<'t
   }
   // Room must be left for the call itself: one attempt at least (a second is made if time allows).
   const spare = caller().deadline.remainingMs() - secretSettings.readTimeoutMs;
-  const owedAt = state.readOwed ? readRetryAt(state) - now : Number.POSITIVE_INFINITY;
-  const wait = Math.min(state.held > 0 ? spare : waitForToken(state.history, now, secretSettings), owedAt);
+  // A read owed after Svix's trouble may settle the delivery: wake when it is due.
+  const owedIn = state.readOwed && readRetryAt(state) > now ? readRetryAt(state) - now : Number.POSITIVE_INFINITY;
+  const wait = Math.min(state.held > 0 ? spare : waitForToken(state.history, now, secretSettings), owedIn);
   if (spare <= 0 || wait > spare) return 'too-late';
   await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, wait);
-    state.waiting.push(() => {
+    const wake = (): void => {
       clearTimeout(timer);
       resolve();
-    });
+    };
+    const timer = setTimeout(() => {
+      const at = state.waiting.indexOf(wake);
+      if (at >= 0) state.waiting.splice(at, 1);
+      resolve();
+    }, wait);
+    state.waiting.push(wake);
   });
   return 'woken';
 };
@@ -482,7 +500,13 @@ export const checkSignature = async (
   let syncedSinceStart = state.syncedAt >= startedAt;
   /** Set once a read this delivery waited for failed for trouble at Svix. */
   let recordInstead: Extract<ReadOutcome, { ok: false }> | undefined;
+  /** Time for the owed read (two attempts) and a call of the record after it. */
+  const timeForOwedRead = (): boolean => caller().deadline.remainingMs() >= 3 * secretSettings.readTimeoutMs;
   for (;;) {
+    // What was learnt while this delivery waited (a read, another process's news) may settle it.
+    found = classify(state.history, matches);
+    if (found.kind === 'current') return signed();
+    if (found.kind === 'replaced') return confirmed();
     if (settles(state.history, delivery.signedAtSeconds, startedAt)) {
       // Read after it was signed: no newer secret can have signed it. A secret that came and
       // went unseen between two reads still could have, and then only the record can tell.
@@ -497,14 +521,15 @@ export const checkSignature = async (
     if (recordInstead) {
       // This delivery saw Svix fail a read: it asks the record from now on, and waits for no
       // other read (Svix may keep failing them), though it makes the owed one when it is due.
-      if (!reading && state.readOwed && Date.now() >= readRetryAt(state)) {
-        const outcome = await readSecret(z, caller, subscription, state, true);
+      if (!reading && state.readOwed && Date.now() >= readRetryAt(state) && timeForOwedRead()) {
+        const outcome = await readSecret(z, caller, subscription, state, false);
         if (outcome.ok) failedRead = undefined;
         else if (!outcome.passing) throw outcome.error;
       }
     } else if (reading) {
       const outcome = await reading.done;
-      // A read that started before this delivery could not settle it anyway: one of its own follows.
+      // Only the failure of a read that started after this delivery arrived counts: one that
+      // started before may have missed the secret that signed it, and one of its own follows.
       if (!outcome.ok && reading.startedAt >= startedAt) failedRead = outcome;
     } else if (!syncedSinceStart) {
       // Another process may have read the secret since this delivery arrived.
@@ -514,14 +539,14 @@ export const checkSignature = async (
       // Svix failed a read a moment ago. The read owed a few seconds later settles every
       // delivery waiting for it with one call; one that cannot wait that long asks the record.
       const wait = readRetryAt(state) - Date.now();
-      if (state.readOwed && wait <= caller().deadline.remainingMs() - 2 * secretSettings.readTimeoutMs) {
+      if (state.readOwed && wait <= caller().deadline.remainingMs() - 3 * secretSettings.readTimeoutMs) {
         await new Promise((resolve) => setTimeout(resolve, wait));
       } else {
         failedRead = { ok: false, passing: true };
       }
     } else if (state.readOwed) {
-      // The read owed since Svix's trouble: it needs no place.
-      const outcome = await readSecret(z, caller, subscription, state, true);
+      // The read owed since Svix's trouble: it neither takes a place nor is charged.
+      const outcome = await readSecret(z, caller, subscription, state, false);
       if (!outcome.ok) failedRead = outcome;
     } else {
       const place = await takePlace(state, caller);
@@ -540,8 +565,5 @@ export const checkSignature = async (
       const checked = await confirmInstead(failedRead);
       if (checked !== 'again') return checked;
     }
-    found = classify(state.history, matches);
-    if (found.kind === 'current') return signed();
-    if (found.kind === 'replaced') return confirmed();
   }
 };

@@ -304,6 +304,46 @@ describe('when Svix has trouble', () => {
     expect(calls).toEqual({ secret: 2, record: 3 });
   });
 
+  it('the read owed after Svix failed one is not charged to the allowance', async () => {
+    secretSettings.refillMs = 600_000;
+    secretSettings.readRetryAfterMs = 1_000;
+    const unavailable: Fault = { kind: 'reply', status: 503, body: '' };
+    faults.secret = [unavailable, unavailable];
+    // Junk while the read fails: the record is asked, and charged (two calls left).
+    expect((await failure(main.perform(delivery(junk(), [newSecret()])))).message).toBe(RECORD_REFUSALS.notConfirmed);
+    later(2_000);
+    // The next junk makes the owed read, which finds the same secret: refused, and not charged.
+    expect((await failure(main.perform(delivery(junk(), [newSecret()])))).message).toBe(
+      refusalMessage('no-valid-signature'),
+    );
+    expect(calls).toEqual({ secret: 3, record: 1 });
+    const kept = SecretHistory.decode(zapier().platform.peek(IDENTITY, secretHistoryKey(world.zap.id)));
+    if (!isRight(kept)) throw new Error('no history in z.cache');
+    expect(kept.right.allowance?.tokens).toBeCloseTo(2, 1);
+  });
+
+  it('a delivery waiting for the allowance while the owed read is due waits, without spinning', async () => {
+    secretSettings.refillMs = 1_500;
+    secretSettings.readRetryAfterMs = 1_000;
+    // Signed with a secret this side never sees (two rotations while it waited), and junk of that moment.
+    const waiting = await send();
+    const first = await rotate(0);
+    const queued = delivery(waiting, [first]);
+    const forged = Array.from({ length: secretSettings.burst }, () => delivery(junk(), [newSecret()]));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await rotateAndTeach();
+    // The junk uses the allowance up on the record; then Svix fails a read, which is owed.
+    for (const bundle of forged) await failure(main.perform(bundle));
+    const unavailable: Fault = { kind: 'reply', status: 503, body: '' };
+    faults.secret = [unavailable, unavailable];
+    await failure(main.perform(delivery(junk(), [newSecret()])));
+    later(secretSettings.readRetryAfterMs + 100);
+    const timers = jest.spyOn(global, 'setTimeout');
+    await expect(main.perform(queued)).resolves.toEqual(ranWith(waiting));
+    // A few timers of the wait and the calls, not one every millisecond until the allowance refills.
+    expect(timers.mock.calls.length).toBeLessThan(200);
+  });
+
   it('a call the record gave back is not taken away again by the allowance z.cache held before', async () => {
     secretSettings.refillMs = 600_000;
     secretSettings.readRetryAfterMs = 60_000;
