@@ -50,7 +50,9 @@ const MAX_SECRETS = 12;
  */
 export const CLOCK_SKEW_MS = 2_000;
 
-const laterFirst = (a: SecretEntry, b: SecretEntry): number => b.seen - a.seen || b.from - a.from;
+/** Seen last first; ties broken by the secret itself, so two processes merging either way round agree. */
+const laterFirst = (a: SecretEntry, b: SecretEntry): number =>
+  b.seen - a.seen || b.from - a.from || (a.secret < b.secret ? -1 : a.secret > b.secret ? 1 : 0);
 
 /**
  * The secret seen current most recently. Every history made here is kept
