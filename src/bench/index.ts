@@ -1,17 +1,15 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { coldStart, deliveryCpu, packageSize, ROOT, roundTrips, sandboxThroughput, verification } from './measures';
 import {
-  coldStart,
-  deliveryCpu,
-  packageSize,
-  ROOT,
-  roundTrips,
-  sandboxThroughput,
-  verification,
+  benchTables,
+  machineOf,
+  performanceDoc,
+  sourceFingerprint,
+  type BenchResults,
   type Comparison,
-} from './measures';
-import { benchTables, machineOf, performanceDoc, sourceFingerprint, type BenchResults } from './report';
+} from './report';
 
 /**
  * `npm run bench`: each figure is a median of repeated runs, and each
@@ -68,9 +66,10 @@ export const main = async (argv: string[]): Promise<number> => {
     source: sourceFingerprint(ROOT),
   };
   const out = values.out ?? join(ROOT, 'bench-results.json');
-  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  const json = `${JSON.stringify(results, null, 2)}\n`;
+  writeFileSync(out, json);
   if (values.docs) {
-    writeFileSync(join(ROOT, 'docs/performance.json'), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(join(ROOT, 'docs/performance.json'), json);
     writeFileSync(join(ROOT, 'docs/performance.md'), performanceDoc(results));
   }
   process.stdout.write(

@@ -19,20 +19,10 @@ import { listenOnLoopback } from '../sandbox/net';
 import { PlatformStandIn, platformInvoker } from '../sandbox/platform';
 import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
+import type { Comparison, RoundTrip, Throughput } from './report';
 import { elapsedMs, median, pairedRatio, percentile, round, sideBySide } from './stats';
 
 export { ROOT };
-
-export interface Comparison {
-  name: string;
-  ours: number;
-  baseline: number;
-  unit: string;
-  ratio: number;
-  budget: string;
-  met: boolean;
-  detail?: Record<string, number | string>;
-}
 
 /** A ratio budget: at most (slower than a baseline) or at least (a rate). */
 type Budget = { most: number } | { least: number };
@@ -106,11 +96,10 @@ const EVENT_BODY = JSON.stringify({
 });
 
 /** The Zap a delivery is for: what its subscribe returned (by default, one made a moment ago on a cache that honours nx). */
-type BenchZap = SubscribeData;
-const BENCH_ZAP: BenchZap = { id: ENDPOINT, secret: SECRET, checkedAt: Date.now(), cacheHonoursNx: true };
+const BENCH_ZAP: SubscribeData = { id: ENDPOINT, secret: SECRET, checkedAt: Date.now(), cacheHonoursNx: true };
 
 /** A delivery as Zapier hands it to perform, signed now with the Zap's secret. */
-export const benchDelivery = (authData: Record<string, string>, zap: BenchZap = BENCH_ZAP) => {
+export const benchDelivery = (authData: Record<string, string>, zap: SubscribeData = BENCH_ZAP) => {
   const id = newId('msg');
   const body = EVENT_BODY;
   const timestamp = String(Math.floor(Date.now() / 1000));
@@ -245,15 +234,7 @@ export const deliveryCpu = async (rounds: number, perRound: number): Promise<Com
   }
 };
 
-export interface RoundTrips {
-  name: string;
-  value: number;
-  budget: number;
-  unit: string;
-  met: boolean;
-}
-
-const within = (name: string, value: number, budget: number, unit: string): RoundTrips => ({
+const within = (name: string, value: number, budget: number, unit: string): RoundTrip => ({
   name,
   value,
   budget,
@@ -279,21 +260,37 @@ const coldDelivery = (platform: PlatformStandIn, bundle: object): Promise<number
   });
 
 /**
+ * The Svix emulator under a fresh API key, set up as `npm run setup` does it,
+ * and the connection to it (stopped again if the set-up fails).
+ */
+const setUpProvider = async () => {
+  const apiKey = `sk_bench_${randomBytes(8).toString('hex')}`;
+  const emulator = new ProviderEmulator({ apiKey });
+  const serverUrl = await emulator.start();
+  try {
+    const client = new ProviderClient({ baseUrl: serverUrl, apiKey });
+    const { appId } = await runSetup({ client, appName: 'Bench Auction House' });
+    return { emulator, client, authData: { apiKey, appId, serverUrl } };
+  } catch (error) {
+    await emulator.stop();
+    throw error;
+  }
+};
+
+/**
  * Round trips per delivery and per subscribe, counted on the stand-ins, for a
  * Zap turned on through its subscribe on a platform stand-in that answers as
  * Zapier documents (so what the subscribe learnt of the cache is what counts),
  * and again with a conflict answered as Redis does.
  */
-export const roundTrips = async (): Promise<RoundTrips[]> => {
+export const roundTrips = async (): Promise<RoundTrip[]> => {
   const platform = new PlatformStandIn();
   await platform.start();
-  const apiKey = `sk_bench_${randomBytes(8).toString('hex')}`;
-  const emulator = new ProviderEmulator({ apiKey });
-  const emulatorUrl = await emulator.start();
+  let emulator: ProviderEmulator | undefined;
   try {
-    const client = new ProviderClient({ baseUrl: emulatorUrl, apiKey });
-    const { appId } = await runSetup({ client, appName: 'Bench Auction House' });
-    const authData = { apiKey, appId, serverUrl: emulatorUrl };
+    const provider = await setUpProvider();
+    emulator = provider.emulator;
+    const { authData } = provider;
     const invoke = platformInvoker({ app, platform, identity: { authId: 'bench', userId: 'bench' } });
     const perform = `triggers.${TRIGGER_KEY}.operation.perform`;
 
@@ -348,7 +345,7 @@ export const roundTrips = async (): Promise<RoundTrips[]> => {
     ];
   } finally {
     await platform.stop();
-    await emulator.stop();
+    await emulator?.stop();
   }
 };
 
@@ -459,32 +456,19 @@ export const packageSize = (): Comparison => {
 
 // ---- 5. Sandbox throughput --------------------------------------------------
 
-export interface Throughput {
-  name: string;
-  events: number;
-  deliveriesPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  peakRssMb: number;
-}
-
 export const sandboxThroughput = async (events: number): Promise<Throughput> => {
   let peakRss = process.memoryUsage.rss();
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
   }, 20);
-  const apiKey = `sk_bench_${randomBytes(8).toString('hex')}`;
-  const emulator = new ProviderEmulator({ apiKey });
-  const baseUrl = await emulator.start();
-  const client = new ProviderClient({ baseUrl, apiKey });
-  const { appId } = await runSetup({ client, appName: 'Bench Auction House' });
+  const { emulator, client, authData } = await setUpProvider();
   const platform = new PlatformStandIn();
   await platform.start();
-  const runner = new HookRunner({ app, platform, authData: { apiKey, appId, serverUrl: baseUrl } });
+  const runner = new HookRunner({ app, platform, authData });
   try {
     await runner.start();
     const zap = await runner.turnOn('Every status change');
-    const auctionService = new AuctionService(client, appId);
+    const auctionService = new AuctionService(client, authData.appId);
     const start = Date.now();
     for (let index = 0; index < events; index += 1) {
       await auctionService.emitNext(3);

@@ -12,7 +12,8 @@ import * as t from 'io-ts';
  * stale (a test compares the fingerprint with the source as it is).
  */
 
-const Comparison = t.intersection([
+/** One side-by-side comparison against a baseline, with its ratio budget. */
+export const Comparison = t.intersection([
   t.type({
     name: t.string,
     ours: t.number,
@@ -24,10 +25,14 @@ const Comparison = t.intersection([
   }),
   t.partial({ detail: t.record(t.string, t.union([t.number, t.string])) }),
 ]);
+export type Comparison = t.TypeOf<typeof Comparison>;
 
-const RoundTrip = t.type({ name: t.string, value: t.number, budget: t.number, unit: t.string, met: t.boolean });
+/** Round trips counted on the stand-ins, against an absolute budget. */
+export const RoundTrip = t.type({ name: t.string, value: t.number, budget: t.number, unit: t.string, met: t.boolean });
+export type RoundTrip = t.TypeOf<typeof RoundTrip>;
 
-const Throughput = t.type({
+/** Auction events through the sandbox, end to end. */
+export const Throughput = t.type({
   name: t.string,
   events: t.number,
   deliveriesPerSecond: t.number,
@@ -35,12 +40,13 @@ const Throughput = t.type({
   p99Ms: t.number,
   peakRssMb: t.number,
 });
+export type Throughput = t.TypeOf<typeof Throughput>;
 
-export const Machine = t.type(
+const Machine = t.type(
   { cpu: t.string, cores: t.number, memoryGiB: t.number, os: t.string, node: t.string },
   'Machine',
 );
-export type Machine = t.TypeOf<typeof Machine>;
+type Machine = t.TypeOf<typeof Machine>;
 
 export const BenchResults = t.intersection(
   [
@@ -50,24 +56,25 @@ export const BenchResults = t.intersection(
       seconds: t.number,
       comparisons: t.array(Comparison),
       roundTrips: t.array(RoundTrip),
-    }),
-    t.partial({
-      throughput: Throughput,
       /** The fingerprint of the source measured (see sourceFingerprint). */
       source: t.string,
     }),
+    t.partial({ throughput: Throughput }),
   ],
   'BenchResults',
 );
 export type BenchResults = t.TypeOf<typeof BenchResults>;
 
-export const machineOf = (): Machine => ({
-  cpu: cpus()[0]?.model.trim() ?? 'unknown CPU',
-  cores: cpus().length,
-  memoryGiB: Math.round(totalmem() / 1024 ** 3),
-  os: `${osType()} ${release()}`,
-  node: process.version,
-});
+export const machineOf = (): Machine => {
+  const processors = cpus();
+  return {
+    cpu: processors[0]?.model.trim() ?? 'unknown CPU',
+    cores: processors.length,
+    memoryGiB: Math.round(totalmem() / 1024 ** 3),
+    os: `${osType()} ${release()}`,
+    node: process.version,
+  };
+};
 
 /** What decides the figures: the app's source, and the dependencies the lockfile pins. */
 const MEASURED = ['src', 'package-lock.json', 'tsconfig.build.json'];
@@ -132,7 +139,7 @@ export const performanceDoc = (results: BenchResults): string => {
 
 Figures from one run of \`npm run bench\` (${results.seconds} s), on ${results.when.slice(0, 10)}, on this machine:
 ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB of memory, ${machine.os}, Node ${machine.node}.
-Source fingerprint \`${results.source ?? 'unknown'}\` (the app's source and lockfile; a test fails when they change
+Source fingerprint \`${results.source}\` (the app's source and lockfile; a test fails when they change
 and this document is not regenerated).
 
 The bench measures each figure against a baseline in the same run, with both sides taking turns in

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { withFieldReference } from './fieldReference';
 
 /** `npm run docs`: rewrites the guide's table of fields from the trigger's outputFields. */
-export const GUIDE_PATH = join(__dirname, '../../docs/guide.md');
+const GUIDE_PATH = join(__dirname, '../../docs/guide.md');
 
 if (require.main === module) {
   const before = readFileSync(GUIDE_PATH, 'utf8');

@@ -3,10 +3,8 @@ import type { Connection } from './connection';
 import { ApplicationOut, EndpointOut, EndpointSecretOut, ListResponseMessageOut, MessageOut } from './codecs';
 import { EVENT_TYPE_NAME, type ProviderTransport } from './eventType';
 import { isEndpointId, isMessageId, isPathSafeUid } from './ids';
-import { isRight } from 'fp-ts/Either';
-import { describeDecodeErrors } from '../models/decode';
-import { describeUnexpectedShape, type Failure } from './failures';
-import { callProvider, decodeAnswer, raise, type Caller, type ProviderCall } from './request';
+import type { Failure } from './failures';
+import { callProvider, decodeAnswer, type Caller, type ProviderCall } from './request';
 
 /**
  * The provider operations this integration uses, one function each. Every id
@@ -163,7 +161,7 @@ export const listRecentMessages = async (caller: Caller, limit: number): Promise
   return decodeAnswer(caller, ListResponseMessageOut, answer.body, action).data;
 };
 
-export const READ_MESSAGE = "reading this event's record in your Consumer App";
+const READ_MESSAGE = "reading this event's record in your Consumer App";
 
 /**
  * One message of the Consumer App, by its id, as the provider keeps it (it
@@ -188,10 +186,5 @@ export const getMessage = async (
     reword,
   });
   if (answer.status === 404) return undefined;
-  const decoded = MessageOut.decode(answer.body);
-  if (isRight(decoded)) return decoded.right;
-  return raise(
-    caller.z,
-    reword(describeUnexpectedShape(READ_MESSAGE, describeDecodeErrors(decoded.left), caller.reader)),
-  );
+  return decodeAnswer(caller, MessageOut, answer.body, READ_MESSAGE, reword);
 };

@@ -75,6 +75,14 @@ export interface FailureContext {
 }
 
 /** The phrases that differ by reader. */
+/** What a person reads the same in the Zap editor and in a run's history. */
+const IN_ZAPIER = {
+  serverUrl: "check the connection's Server URL field in Zapier (leave it empty for Svix's default)",
+  otherKey: 'Reconnect the account in Zapier with',
+  connection: "the connection's Consumer App ID",
+  escalate: 'show this message to whoever set up your Consumer App in Svix',
+};
+
 const PHRASES: Record<
   Reader,
   {
@@ -92,22 +100,8 @@ const PHRASES: Record<
     escalate: string;
   }
 > = {
-  'zap-editor': {
-    tryLater: 'try again in a few minutes',
-    outcome: '',
-    serverUrl: "check the connection's Server URL field in Zapier (leave it empty for Svix's default)",
-    otherKey: 'Reconnect the account in Zapier with',
-    connection: "the connection's Consumer App ID",
-    escalate: 'show this message to whoever set up your Consumer App in Svix',
-  },
-  'zap-run': {
-    tryLater: undefined,
-    outcome: ' The Zap did not run for this event.',
-    serverUrl: "check the connection's Server URL field in Zapier (leave it empty for Svix's default)",
-    otherKey: 'Reconnect the account in Zapier with',
-    connection: "the connection's Consumer App ID",
-    escalate: 'show this message to whoever set up your Consumer App in Svix',
-  },
+  'zap-editor': { ...IN_ZAPIER, tryLater: 'try again in a few minutes', outcome: '' },
+  'zap-run': { ...IN_ZAPIER, tryLater: undefined, outcome: ' The Zap did not run for this event.' },
   setup: {
     tryLater: 'run the set-up again in a few minutes',
     outcome: '',

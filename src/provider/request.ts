@@ -135,8 +135,7 @@ export const callProvider = async (caller: Caller, call: ProviderCall): Promise<
   for (let attempt = 1; ; attempt += 1) {
     const outcome = await attemptCall(caller, call);
     if (outcome.ok) return outcome.answer;
-    const passing = outcome.failure.kind === 'error' && PASSING.has(outcome.failure.code);
-    if (!passing || attempt >= attempts || caller.deadline.remainingMs() < SHORTEST_CALL_MS * 2) {
+    if (!mayPass(outcome.failure) || attempt >= attempts || caller.deadline.remainingMs() < SHORTEST_CALL_MS * 2) {
       return raise(caller.z, call.reword ? call.reword(outcome.failure) : outcome.failure);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -145,6 +144,9 @@ export const callProvider = async (caller: Caller, call: ProviderCall): Promise<
 
 /** Failures that may pass if the call is made again. */
 const PASSING = new Set(['ProviderUnavailable', 'ProviderUnreachable']);
+
+/** Whether a failed call may succeed if made again (a 5xx, a time-out, a dropped connection). */
+export const mayPass = (failure: Failure): boolean => failure.kind === 'error' && PASSING.has(failure.code);
 
 const attemptCall = async (
   caller: Caller,
@@ -194,9 +196,18 @@ const rawRequest = async (z: ZObject, options: RequestOptions) => {
   return { status: response.status, content: await response.text(), retryAfter: response.getHeader('retry-after') };
 };
 
-/** Decodes a provider answer with its codec, or raises an error naming what was off. */
-export const decodeAnswer = <A>(caller: Caller, codec: t.Decoder<unknown, A>, body: unknown, action: string): A => {
+/**
+ * Decodes a provider answer with its codec, or raises an error naming what
+ * was off (reworded by `reword`, as callProvider rewords a failed call).
+ */
+export const decodeAnswer = <A>(
+  caller: Caller,
+  codec: t.Decoder<unknown, A>,
+  body: unknown,
+  action: string,
+  reword: (failure: Failure) => Failure = (failure) => failure,
+): A => {
   const decoded = codec.decode(body);
   if (isRight(decoded)) return decoded.right;
-  return raise(caller.z, describeUnexpectedShape(action, describeDecodeErrors(decoded.left), caller.reader));
+  return raise(caller.z, reword(describeUnexpectedShape(action, describeDecodeErrors(decoded.left), caller.reader)));
 };

@@ -34,7 +34,7 @@ export interface ForgeryMaterial {
 }
 
 /** The body every forgery carries: an auction and auctioneer that do not exist. */
-export const FORGED_PAYLOAD = {
+const FORGED_PAYLOAD = {
   auctioneerUuid: 'forged-auctioneer',
   auctionUuid: 'forged-auction',
   status: 'LOTS_SOLD',

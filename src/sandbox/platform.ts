@@ -16,9 +16,9 @@ import { serveOnLoopback, type LoopbackServer } from './net';
  * expire after their TTL, `scope` keeps one connection's (or user's) entries
  * apart from another's, and `set` answers as Zapier documents it
  * (zapier/zapier-platform#921): `true` stored, `false` not stored (with `nx`:
- * the key exists), `null` throttled (nothing stored). `nxConflict: null`
- * answers a conflict as Redis's own `SET NX` does, so the app is
- * proven safe under either reading.
+ * the key exists), `null` throttled (nothing stored).
+ * `answerConflictsWith(null)` answers a conflict as Redis's own `SET NX`
+ * does, so the app is proven safe under either reading.
  */
 
 /** Who an invocation runs for: `['auth']` scopes to the connection, `['user']` to the Zapier user. */
@@ -67,11 +67,6 @@ export interface PlatformOptions {
   fault?: (call: CacheCall) => RpcFault | undefined;
   /** At most this many live entries; the oldest go first. */
   maxEntries?: number;
-  /**
-   * What a `set` with `nx` answers when the key exists: `false` as Zapier
-   * documents (the default), or `null` as Redis's own `SET NX` does.
-   */
-  nxConflict?: false | null;
 }
 
 const RpcRequest = t.type(
@@ -112,12 +107,17 @@ export class PlatformStandIn {
   /** Lines core's log stream sent, parsed (bounded). */
   readonly logLines: unknown[] = [];
   private rpcRequests = 0;
+  /**
+   * What a `set` with `nx` answers when the key exists: `false` as Zapier
+   * documents (the default), or `null` as Redis's own `SET NX` does.
+   */
+  private nxConflict: false | null = false;
 
   constructor(private readonly options: PlatformOptions = {}) {}
 
-  /** From now on, a `set` with `nx` of an existing key answers this (see PlatformOptions.nxConflict). */
+  /** From now on, a `set` with `nx` of an existing key answers this (see nxConflict). */
   answerConflictsWith(answer: false | null): void {
-    this.options.nxConflict = answer;
+    this.nxConflict = answer;
   }
 
   async start(): Promise<string> {
@@ -286,7 +286,7 @@ export class PlatformStandIn {
     } else if (typeof second !== 'string') {
       return { status: 200, error: 'zcache_set: the value must be JSON text.' };
     } else if (nx === true && this.live(storageKey) !== undefined) {
-      result = this.options.nxConflict === null ? null : false;
+      result = this.nxConflict;
     } else {
       this.store(storageKey, second, ttl);
       result = true;

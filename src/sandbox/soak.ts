@@ -219,7 +219,9 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     /** Forgeries signed with a revoked secret wait until there is one; then they go, the oldest first. */
     const heldBack: Array<{ kind: Forgery; id: string }> = [];
     const sendHeldBack = async (): Promise<void> => {
-      const revoked = heldBack.length > 0 ? knownRevoked() : undefined;
+      // Nothing to send, or no secret replaced yet (knownRevoked could only answer undefined).
+      if (heldBack.length === 0 || replaced.length === 0) return;
+      const revoked = knownRevoked();
       if (!revoked) return;
       for (const { kind, id } of heldBack.splice(0)) {
         forgedWithRevoked += 1;
@@ -293,11 +295,10 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     // A run is the event only if it carries what the auction service sent under that id: a forged
     // body that reached a Zap (under a made-up or a real id) is a forgery accepted.
     const sent = new Map(auctionService.emitted.map((event) => [event.messageId, event]));
-    const carriesForgery = (run: ZapRun): boolean =>
-      run.items.some((item) => {
-        const event = run.messageId ? sent.get(run.messageId) : undefined;
-        return !event || item.auctionUuid !== event.auctionUuid || item.status !== event.status;
-      });
+    const carriesForgery = (run: ZapRun): boolean => {
+      const event = run.messageId ? sent.get(run.messageId) : undefined;
+      return run.items.some((item) => !event || item.auctionUuid !== event.auctionUuid || item.status !== event.status);
+    };
     const kindOf = (id: string | undefined): string =>
       id === undefined || forgedIds.has(id) ? 'forged' : replayedIds.has(id) ? 'a real id, maybe replayed' : 'genuine';
     const failedDetail = runner.runs

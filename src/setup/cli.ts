@@ -33,6 +33,9 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** The command line read with OPTIONS; throws (with a `code`) on what the set-up does not take. */
+const parseOptions = (argv: string[]) => parseArgs({ args: argv, options: OPTIONS, strict: true });
+
 const NPM_HINT =
   'If you ran `npm run setup --api-key …`, npm kept the options for itself: put -- before them, as in `npm run setup -- --api-key …`.';
 
@@ -70,17 +73,9 @@ export interface CliIo {
 
 /** Runs the set-up command; returns the process exit code. */
 export const main = async (argv: string[], io: CliIo): Promise<number> => {
-  let values: {
-    'api-key'?: string;
-    'server-url'?: string;
-    'app-name'?: string;
-    'endpoint-url'?: string;
-    'integration-key'?: boolean;
-    'rotate-integration-key'?: boolean;
-    help?: boolean;
-  };
+  let values: ReturnType<typeof parseOptions>['values'];
   try {
-    ({ values } = parseArgs({ args: argv, options: OPTIONS, strict: true }));
+    ({ values } = parseOptions(argv));
   } catch (error) {
     io.err(`${commandLineProblem(error, io.env)}\n\n${USAGE}`);
     return 2;

@@ -3,9 +3,9 @@ import type { ZObject } from 'zapier-platform-core';
 /**
  * z.cache, always scoped to the connection ('auth'), so two accounts never
  * share entries. On Zapier each call is a round trip over the platform's RPC
- * service. The platform's get and delete take the scope as their second
- * argument (a scoped set is only found by a scoped get); their published types
- * do not say so, hence Reflect.apply.
+ * service. The platform's get takes the scope as its second argument (a
+ * scoped set is only found by a scoped get); its published types do not say
+ * so, hence Reflect.apply.
  */
 export const CACHE_SCOPE = ['auth'];
 
@@ -27,6 +27,3 @@ export const cacheSet = (
   ttlSeconds: number,
   onlyIfAbsent: boolean,
 ): Promise<unknown> => z.cache.set(key, value, ttlSeconds, CACHE_SCOPE, onlyIfAbsent);
-
-export const cacheDelete = (z: ZObject, key: string): Promise<unknown> =>
-  Promise.resolve<unknown>(Reflect.apply(z.cache.delete, z.cache, [key, CACHE_SCOPE]));

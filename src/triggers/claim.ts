@@ -46,7 +46,7 @@ let processToken: string | undefined;
 let tokens = 0;
 
 /** A value no other invocation writes: this process's token and a count. */
-export const invocationToken = (): string => {
+const invocationToken = (): string => {
   processToken ??= randomBytes(12).toString('base64url');
   tokens += 1;
   return `${processToken}.${tokens}`;
@@ -81,7 +81,8 @@ export const probeNx = async (z: ZObject): Promise<boolean | undefined> => {
  */
 export const claimSettings: { retryPausesMs: readonly number[] } = { retryPausesMs: [30, 70, 150] };
 
-const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Waits `ms` milliseconds. */
+export const pause = (ms: number): Promise<void> => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * True when this delivery should run the Zap: its claim was stored, or the

@@ -64,9 +64,12 @@ export const resendHint = (messageId: string): string =>
  * and junk must neither fill the Zap's history with errors nor get the Zap
  * turned off.
  */
-export const refuse = (z: ZObject, refusal: DeliveryRefusal): never => {
-  throw withoutBundle(new z.errors.HaltedError(refusalMessage(refusal)));
+export const halt = (z: ZObject, message: string): never => {
+  throw withoutBundle(new z.errors.HaltedError(message));
 };
+
+/** A halt for one of the refusals above. */
+export const refuse = (z: ZObject, refusal: DeliveryRefusal): never => halt(z, refusalMessage(refusal));
 
 export type PayloadResult =
   { ok: true; payload: AuctionStatusChange; extras: ExtraFields } | { ok: false; message: string };

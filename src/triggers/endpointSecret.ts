@@ -3,10 +3,10 @@ import type { ZObject } from 'zapier-platform-core';
 import { getEndpointSecret } from '../provider/api';
 import { timeOfProviderId } from '../provider/ksuid';
 import type { Failure } from '../provider/failures';
-import { raise, type Caller } from '../provider/request';
+import { mayPass, raise, type Caller } from '../provider/request';
 import { CLOCK_ALLOWANCE_SECONDS, signedWith } from '../provider/signature';
 import { cacheGet, cacheSet } from './cache';
-import { CLAIM_TTL_SECONDS, probeNx, REMEMBER_RUNS_SECONDS } from './claim';
+import { CLAIM_TTL_SECONDS, pause, probeNx, REMEMBER_RUNS_SECONDS } from './claim';
 import { resendHint } from './delivery';
 import type * as ProviderRecord from './record';
 import {
@@ -127,8 +127,7 @@ type ReadOutcome = { ok: true } | { ok: false; passing: true } | { ok: false; pa
 
 /** Provider trouble that may pass: another call (of the record) is worth making. */
 const isPassing = (failure: Failure | undefined): boolean =>
-  failure?.kind === 'throttled' ||
-  (failure?.kind === 'error' && (failure.code === 'ProviderUnavailable' || failure.code === 'ProviderUnreachable'));
+  failure !== undefined && (failure.kind === 'throttled' || mayPass(failure));
 
 /** What one process knows of one endpoint. */
 interface EndpointState {
@@ -264,8 +263,8 @@ const lacks = (shared: SecretHistory | undefined, mine: SecretHistory): boolean 
  * process's write took what this one knows away.
  */
 const publish = async (z: ZObject, subscription: Subscription, state: EndpointState): Promise<void> => {
+  await sync(z, subscription, state);
   for (let attempt = 0; attempt < 2; attempt += 1) {
-    if (attempt === 0) await sync(z, subscription, state);
     state.history = forgetBefore(state.history, Date.now() - KEEP_REPLACED_MS);
     const key = secretHistoryKey(subscription.id);
     const stored = await cacheSet(z, key, state.history, CLAIM_TTL_SECONDS, false).catch(() => false);
@@ -303,7 +302,8 @@ const readSecret = (
   charged: boolean,
 ): Promise<ReadOutcome> => {
   const startedAt = Date.now();
-  const before = currentOf(state.history)?.secret;
+  const known = state.history;
+  const before = currentOf(known)?.secret;
   state.readOwed = false;
   const read = async (): Promise<ReadOutcome> => {
     /** What the read is charged: nothing when it found a new secret, or failed for trouble at Svix. */
@@ -347,7 +347,8 @@ const readSecret = (
     } finally {
       // Whoever waits is woken: what the read found may settle them.
       settleCall(state, charged ? charge : 'unused');
-      await publish(z, subscription, state);
+      // Shared when it taught something (a failed read changes nothing).
+      if (state.history !== known) await publish(z, subscription, state);
     }
   };
   const done = read().finally(() => {
@@ -470,9 +471,9 @@ export const checkSignature = async (
     if (place !== 'taken') return place;
     let genuine = false;
     try {
-      const event = await record();
+      const verdict = await confirmed();
       genuine = true;
-      return { kind: 'confirmed', event, cacheHonoursNx: cacheHonoursNx() };
+      return verdict;
     } finally {
       givePlace(state, genuine ? 'found' : 'nothing');
       if (!genuine) await publish(z, subscription, state);
@@ -500,8 +501,8 @@ export const checkSignature = async (
   let syncedSinceStart = state.syncedAt >= startedAt;
   /** Set once a read this delivery waited for failed for trouble at Svix. */
   let recordInstead: Extract<ReadOutcome, { ok: false }> | undefined;
-  /** Time for the owed read (two attempts) and a call of the record after it. */
-  const timeForOwedRead = (): boolean => caller().deadline.remainingMs() >= 3 * secretSettings.readTimeoutMs;
+  /** The time left after the owed read (two attempts) and a call of the record after it. */
+  const spareAfterOwedRead = (): number => caller().deadline.remainingMs() - 3 * secretSettings.readTimeoutMs;
   for (;;) {
     // What was learnt while this delivery waited (a read, another process's news) may settle it.
     found = classify(state.history, matches);
@@ -521,7 +522,7 @@ export const checkSignature = async (
     if (recordInstead) {
       // This delivery saw Svix fail a read: it asks the record from now on, and waits for no
       // other read (Svix may keep failing them), though it makes the owed one when it is due.
-      if (!reading && state.readOwed && Date.now() >= readRetryAt(state) && timeForOwedRead()) {
+      if (!reading && state.readOwed && Date.now() >= readRetryAt(state) && spareAfterOwedRead() >= 0) {
         const outcome = await readSecret(z, caller, subscription, state, false);
         if (outcome.ok) failedRead = undefined;
         else if (!outcome.passing) throw outcome.error;
@@ -539,8 +540,8 @@ export const checkSignature = async (
       // Svix failed a read a moment ago. The read owed a few seconds later settles every
       // delivery waiting for it with one call; one that cannot wait that long asks the record.
       const wait = readRetryAt(state) - Date.now();
-      if (state.readOwed && wait <= caller().deadline.remainingMs() - 3 * secretSettings.readTimeoutMs) {
-        await new Promise((resolve) => setTimeout(resolve, wait));
+      if (state.readOwed && wait <= spareAfterOwedRead()) {
+        await pause(wait);
       } else {
         failedRead = { ok: false, passing: true };
       }
@@ -551,13 +552,13 @@ export const checkSignature = async (
     } else {
       const place = await takePlace(state, caller);
       if (place === 'too-late') return { kind: 'refused', why: 'unchecked-signature' };
-      if (place === 'taken' && state.reading) {
-        // Another delivery started a read meanwhile: that read settles this one too.
+      if (place === 'taken') {
+        // A read holds no place. When another delivery started one meanwhile, it settles this one too.
         givePlace(state, 'unused');
-      } else if (place === 'taken') {
-        givePlace(state, 'unused');
-        const outcome = await readSecret(z, caller, subscription, state, true);
-        if (!outcome.ok) failedRead = outcome;
+        if (!state.reading) {
+          const outcome = await readSecret(z, caller, subscription, state, true);
+          if (!outcome.ok) failedRead = outcome;
+        }
       }
     }
     if (failedRead && classify(state.history, matches).kind === 'unknown') {

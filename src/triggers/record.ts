@@ -5,8 +5,8 @@ import { EVENT_TYPE_NAME } from '../provider/eventType';
 import type { Failure } from '../provider/failures';
 import { getMessage } from '../provider/api';
 import { timeOfProviderId } from '../provider/ksuid';
-import { withoutBundle, type Caller } from '../provider/request';
-import { resendHint } from './delivery';
+import type { Caller } from '../provider/request';
+import { halt, resendHint } from './delivery';
 
 /**
  * The provider's record of a message, for a delivery that the endpoint's
@@ -46,10 +46,6 @@ const isExpired = (payload: unknown): boolean =>
   typeof payload === 'object' &&
   payload !== null &&
   Object.keys(payload).length === 1;
-
-const halt = (z: ZObject, message: string): never => {
-  throw withoutBundle(new z.errors.HaltedError(message));
-};
 
 export interface RecordCheck {
   /** The Zap's endpoint: its id, and when the subscribe made it (for ids that do not carry their time). */

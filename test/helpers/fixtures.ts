@@ -20,7 +20,7 @@ export const TARGET_URL = 'https://hooks.zapier.com/hooks/standard/1234567/abcde
 
 export const authData = { apiKey: API_KEY, appId: APP_ID };
 
-export const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
+export { newSecret } from '../../src/sandbox/emulator/store';
 export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
 /** What performSubscribe stored for the Zap the tests deliver to, on the platform, when this file was loaded. */

@@ -9,9 +9,10 @@ import type { CacheCall, RpcFault } from '../../src/sandbox/platform';
 import { ProviderClient } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
 import { SubscribeData } from '../../src/triggers/delivery';
-import { secretSettings } from '../../src/triggers/endpointSecret';
+import { secretHistoryKey, secretSettings } from '../../src/triggers/endpointSecret';
+import { SecretHistory } from '../../src/triggers/secretHistory';
 import { failure, signedRequest } from './fixtures';
-import { usePlatform, type PlatformUnderTest, type ZapierProcess } from './platform';
+import { IDENTITY, usePlatform, type PlatformUnderTest, type ZapierProcess } from './platform';
 
 /**
  * The world the signature-check suites run in: Zapier as it runs the app
@@ -29,11 +30,14 @@ export interface AuctionEvent {
   body: string;
 }
 
+/** The provider for a moment unavailable: an empty 503. */
+export const UNAVAILABLE: Fault = { kind: 'reply', status: 503, body: '' };
+
 const isSecretRead = ({ method, path }: FaultContext) => method === 'GET' && path.endsWith('/secret');
 const isRecordRead = ({ method, path }: FaultContext) => method === 'GET' && /\/msg\/[^/]+$/.test(path);
 const realNow = Date.now.bind(Date);
 
-export class SecretWorld {
+class SecretWorld {
   readonly key = `testsk_${randomBytes(8).toString('hex')}`;
   emulator!: ProviderEmulator;
   client!: ProviderClient;
@@ -153,6 +157,19 @@ export class SecretWorld {
     return rotated;
   };
 
+  /** What the Zap's processes share in z.cache of its endpoint's secrets; a test fails when nothing is there. */
+  readonly sharedHistory = (): SecretHistory => {
+    const kept = SecretHistory.decode(this.zapier().platform.peek(IDENTITY, secretHistoryKey(this.zap.id)));
+    if (!isRight(kept)) throw new Error('no history in z.cache');
+    return kept.right;
+  };
+
+  /** The cache calls made so far on that shared history, oldest first: all of them, or those of one method. */
+  readonly historyCalls = (method?: CacheCall['method']): CacheCall[] =>
+    this.zapier()
+      .calls()
+      .filter((call) => call.key === secretHistoryKey(this.zap.id) && (method === undefined || call.method === method));
+
   /** Runs the bundles `at` a time, as Zapier's workers take them from its queue; each outcome in order. */
   readonly inBatches = async (bundles: object[], at: number, process: ZapierProcess = this.main) => {
     const outcomes: Array<{ items?: unknown; error?: string }> = [];
@@ -168,6 +185,8 @@ export class SecretWorld {
     return outcomes;
   };
 }
+
+export type { SecretWorld };
 
 /** The world for a test file: set up afresh before each test, and every setting restored after it. */
 export const useSecretWorld = (): SecretWorld => {

@@ -21,5 +21,6 @@ describe('the deadline of an operation', () => {
       { authData },
     );
     expect(remaining).toBeLessThanOrEqual(requestSettings.operationBudgetMs - 10_000);
+    expect(remaining).toBeGreaterThan(requestSettings.operationBudgetMs - 10_000 - 1_000);
   });
 });

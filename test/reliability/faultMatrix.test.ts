@@ -186,8 +186,17 @@ const subscribed = async (): Promise<Prepared> => {
   return { subscribeData: decoded.right };
 };
 
+/** Thrown when an operation's prepare did not give what its run needs. */
+class Unprepared extends Error {}
+
+/** A value the operation's prepare must have given: a test whose set-up failed fails, not a default. */
+const given = <T>(value: T | undefined, what: string): T => {
+  if (value === undefined) throw new Unprepared(`the set-up gave no ${what}`);
+  return value;
+};
+
 /** Subscribed, then the secret rotated at once: the next delivery makes perform read it. */
-const rotatedSinceSubscribe = async (): Promise<Prepared> => {
+const rotatedSinceSubscribe = async (): Promise<Prepared & { rotated: string }> => {
   const { subscribeData } = await subscribed();
   const client = new ProviderClient({ baseUrl: url, apiKey: KEY });
   const path = `/api/v1/app/${appId}/endpoint/${subscribeData.id}/secret`;
@@ -202,7 +211,7 @@ const rotatedSinceSubscribe = async (): Promise<Prepared> => {
  * secret (it waited in Zapier's queue) makes perform ask the provider's record.
  */
 const queuedAcrossRotation = async (): Promise<Prepared> => {
-  const { subscribeData, rotated = '' } = await rotatedSinceSubscribe();
+  const { subscribeData, rotated } = await rotatedSinceSubscribe();
   const client = new ProviderClient({ baseUrl: url, apiKey: KEY });
   const sent = await client.call({
     method: 'POST',
@@ -212,12 +221,14 @@ const queuedAcrossRotation = async (): Promise<Prepared> => {
   });
   const { id } = client.decode(MessageOut, sent.body, 'sending an event');
   const body = JSON.stringify(payload);
-  await zapier().perform({
+  const taught = await zapier().perform({
     authData: authData(url),
     subscribeData,
     rawRequest: signedRequest(body, { msgId: newId('msg'), secrets: [rotated] }),
     inputData: {},
   });
+  // The delivery ran: the new secret is learnt, so the old one is now a replaced secret.
+  expect(taught).toHaveLength(1);
   return { subscribeData, message: { id, body } };
 };
 
@@ -246,24 +257,29 @@ const OPERATIONS: Operation[] = [
   {
     name: "perform's read of a rotated secret",
     prepare: rotatedSinceSubscribe,
-    run: (serverUrl, { subscribeData, rotated = '' }) =>
+    run: (serverUrl, { subscribeData, rotated }) =>
       zapier().perform({
         authData: authData(serverUrl),
         subscribeData,
-        rawRequest: signedRequest(JSON.stringify(payload), { msgId: newId('msg'), secrets: [rotated] }),
+        rawRequest: signedRequest(JSON.stringify(payload), {
+          msgId: newId('msg'),
+          secrets: [given(rotated, 'rotated secret')],
+        }),
         inputData: {},
       }),
   },
   {
     name: "perform's check of the provider's record",
     prepare: queuedAcrossRotation,
-    run: (serverUrl, { subscribeData, message = { id: '', body: '' } }) =>
-      zapier().perform({
+    run: (serverUrl, { subscribeData, message }) => {
+      const { id, body } = given(message, 'message');
+      return zapier().perform({
         authData: authData(serverUrl),
         subscribeData,
-        rawRequest: signedRequest(message.body, { msgId: message.id, secrets: [subscribeData.secret] }),
+        rawRequest: signedRequest(body, { msgId: id, secrets: [subscribeData.secret] }),
         inputData: {},
-      }),
+      });
+    },
   },
   {
     name: 'set-up',
@@ -307,6 +323,8 @@ describe.each(OPERATIONS)('$name', (operation) => {
     } catch (error) {
       caught = error;
     }
+    // A set-up that failed is not a fault's outcome.
+    if (caught instanceof Unprepared) throw caught;
     if (outcome === 'succeeds') {
       expect(caught).toBeUndefined();
       return;

@@ -149,15 +149,22 @@ describe('exactly-once Zap runs, as Zapier runs them', () => {
     // The read-back answers null as well: it looks like nothing was stored, so the claim is made again.
     claimReadFaults = [{ kind: 'throttle' }];
     await expect(deliver()).resolves.toHaveLength(1);
+    // The read-back was made, and throttled.
+    expect(claimReadFaults).toEqual([]);
     expect(claimSets().map((call) => call.fault ?? call.result)).toEqual(['throttle', true]);
     await expect(deliver()).resolves.toEqual([]);
   });
 
   it('a cache that keeps throttling: after a few hundred milliseconds of tries, the Zap runs unclaimed', async () => {
     claimFaults = Array.from({ length: 10 }, () => ({ kind: 'throttle' }) satisfies RpcFault);
+    const started = Date.now();
     await expect(deliver()).resolves.toHaveLength(1);
+    const elapsed = Date.now() - started;
     expect(claimSets()).toHaveLength(1 + claimSettings.retryPausesMs.length);
     const pauses = claimSettings.retryPausesMs.reduce((sum, pause) => sum + pause, 0);
+    // It paused before each try, and ran without a claim: a redelivery would find none.
+    expect(elapsed).toBeGreaterThanOrEqual(pauses);
+    expect(zapier().platform.peek(IDENTITY, claim)).toBeUndefined();
     expect(pauses).toBeGreaterThanOrEqual(100);
     expect(pauses).toBeLessThanOrEqual(500);
   });

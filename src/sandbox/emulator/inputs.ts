@@ -79,16 +79,20 @@ export const EndpointIn = t.intersection(
 );
 export type EndpointIn = t.TypeOf<typeof EndpointIn>;
 
+/** A whole number from `min` to `max`, as the contract bounds its integer fields. */
+const intFrom = (min: number, max: number, name: string) => {
+  const isIn = (value: unknown): value is number =>
+    typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+  return new t.Type<number, number, unknown>(
+    name,
+    isIn,
+    (value, context) => (isIn(value) ? t.success(value) : t.failure(value, context)),
+    t.identity,
+  );
+};
+
 /** An integer from 0 to 65535 (the contract's uint16). */
-const Uint16 = new t.Type<number, number, unknown>(
-  'Uint16',
-  (value): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 65_535,
-  (value, context) =>
-    typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 65_535
-      ? t.success(value)
-      : t.failure(value, context),
-  t.identity,
-);
+const Uint16 = intFrom(0, 65_535, 'Uint16');
 
 /**
  * EndpointPatch: only the fields sent change. `null` clears a nullable field
@@ -116,18 +120,6 @@ export const EndpointSecretRotateIn = t.partial(
   'EndpointSecretRotateIn',
 );
 export type EndpointSecretRotateIn = t.TypeOf<typeof EndpointSecretRotateIn>;
-
-/** A whole number from `min` to `max`, as the contract bounds its int64 fields. */
-const intFrom = (min: number, max: number, name: string) =>
-  new t.Type<number, number, unknown>(
-    name,
-    (value): value is number => Number.isInteger(value) && Number(value) >= min && Number(value) <= max,
-    (value, context) =>
-      typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max
-        ? t.success(value)
-        : t.failure(value, context),
-    t.identity,
-  );
 
 export const MessageIn = t.intersection(
   [
