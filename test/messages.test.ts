@@ -1,5 +1,6 @@
 import app from '../src';
-import { EVENT_TYPE_NOT_PERMITTED, MESSAGES } from '../src/triggers/auctionStatusChanged';
+import { MESSAGES } from '../src/triggers/auctionStatusChanged';
+import { EVENT_TYPE_NOT_PERMITTED } from '../src/provider/zapEndpoint';
 import { appNotFound, ENDPOINT_MESSAGES } from '../src/provider/api';
 import { readConnection, APP_ID_HELP } from '../src/provider/connection';
 import {

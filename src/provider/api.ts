@@ -165,14 +165,15 @@ const READ_MESSAGE = "reading this event's record in your Consumer App";
 
 /**
  * One message of the Consumer App, by its id, as the provider keeps it (it
- * also answers to a message's eventId: callers compare the id). Tried twice
- * when the provider fails for a moment; `reword` tells the person more about
+ * also answers to a message's eventId: callers compare the id). Tried
+ * `attempts` times when the provider fails for a moment; `reword` tells the person more about
  * any other failure.
  */
 export const getMessage = async (
   caller: Caller,
   messageId: string,
   reword: (failure: Failure) => Failure,
+  attempts = 2,
 ): Promise<MessageOut | undefined> => {
   if (!isMessageId(messageId)) return undefined;
   const answer = await callProvider(caller, {
@@ -181,7 +182,7 @@ export const getMessage = async (
     params: { with_content: true },
     action: READ_MESSAGE,
     accept: [404],
-    attempts: 2,
+    attempts,
     timeoutMs: 5_000,
     reword,
   });

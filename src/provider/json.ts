@@ -15,9 +15,38 @@ import type * as LosslessJson from 'lossless-json';
  * it follows any depth of nesting. Only text that may hold such a number (a
  * run of 16 digits, or an exponent of three digits) is read again with
  * lossless-json. Duplicate keys keep the last value, as with JSON.parse.
- * Nested deeper than lossless-json can follow (some thousands of levels), the
- * text keeps what JSON.parse read.
+ * Text nested more than MAX_JSON_DEPTH levels deep is refused (JsonTooDeep):
+ * lossless-json follows some thousands of levels, so within the limit every
+ * number stays exact, and nothing is ever left to a reader that rounds.
  */
+
+export const MAX_JSON_DEPTH = 1_000;
+
+/** Text nested deeper than MAX_JSON_DEPTH. */
+export class JsonTooDeep extends Error {
+  constructor() {
+    super(`JSON nested more than ${MAX_JSON_DEPTH} levels deep`);
+    this.name = 'JsonTooDeep';
+  }
+}
+
+/** How deeply arrays and objects nest in JSON text (brackets inside strings do not count). */
+const depthOf = (text: string): number => {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text.charCodeAt(index);
+    if (inString) {
+      if (char === 92)
+        index += 1; // a backslash escapes the next character
+      else if (char === 34) inString = false;
+    } else if (char === 34) inString = true;
+    else if (char === 91 || char === 123) deepest = Math.max(deepest, (depth += 1));
+    else if (char === 93 || char === 125) depth -= 1;
+  }
+  return deepest;
+};
 
 /** Text that may hold a number a double cannot keep: every such number has one of these. */
 const MAY_HOLD_INEXACT_NUMBER = /\d{16}|[eE][+-]?\d{3}/;
@@ -26,8 +55,10 @@ const MAY_HOLD_INEXACT_NUMBER = /\d{16}|[eE][+-]?\d{3}/;
 let library: typeof LosslessJson | undefined;
 const lossless = (): typeof LosslessJson => (library ??= require('lossless-json'));
 
-/** Parses JSON text; throws SyntaxError when it is not JSON, as JSON.parse does. */
+/** Parses JSON text; throws SyntaxError when it is not JSON, as JSON.parse does, and JsonTooDeep. */
 export const parseJson = (text: string): unknown => {
+  // Each level takes two characters at least: only longer text can be too deep.
+  if (text.length > 2 * MAX_JSON_DEPTH && depthOf(text) > MAX_JSON_DEPTH) throw new JsonTooDeep();
   const read: unknown = JSON.parse(text);
   if (!MAY_HOLD_INEXACT_NUMBER.test(text)) return read;
   const { getUnsafeNumberReason, LosslessNumber, parse, UnsafeNumberReason } = lossless();
@@ -38,11 +69,7 @@ export const parseJson = (text: string): unknown => {
       ? Number(number)
       : new LosslessNumber(number);
   };
-  try {
-    return parse(text, null, { parseNumber: exactNumber, onDuplicateKey: ({ newValue }) => newValue });
-  } catch {
-    return read;
-  }
+  return parse(text, null, { parseNumber: exactNumber, onDuplicateKey: ({ newValue }) => newValue });
 };
 
 /**

@@ -11,8 +11,8 @@ import { FORGERIES, forge, type Forgery } from './forgery';
 import { HookRunner, type ZapRun } from './hookRunner';
 import { isRight } from 'fp-ts/Either';
 import { claimKey } from '../triggers/claim';
-import { secretHistoryKey } from '../triggers/endpointSecret';
-import { SecretHistory } from '../triggers/secretHistory';
+import { secretHistoryKey } from '../triggers/verify';
+import { SecretHistory } from '../triggers/secrets';
 import { PlatformStandIn, type CacheCall, type RpcFault } from './platform';
 
 /**
@@ -353,7 +353,7 @@ const USAGE = `Usage: npm run soak [-- --events N] [--share S] [--rotations R] [
   --share S       the share of events redelivered, forged, failed once and meeting a cache fault
                   (default 0.01)
   --rotations R   rotations of the endpoint's secret, each made as soon as it is due,
-                  immediate and with a 1-second grace period in turn (default 3, at most 10)
+                  immediate and with a 1-second grace period in turn (default 3, at most 15)
   --json          end with the result as one line of JSON instead of the summary line`;
 
 export const main = async (argv: string[]): Promise<number> => {
@@ -382,7 +382,7 @@ export const main = async (argv: string[]): Promise<number> => {
     !(share >= 0 && share <= 0.2) ||
     !Number.isInteger(rotations) ||
     rotations < 0 ||
-    rotations > 10
+    rotations > 15
   ) {
     process.stderr.write(`${USAGE}\n`);
     return 2;

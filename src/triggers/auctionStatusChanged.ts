@@ -7,28 +7,17 @@ import {
   toTriggerItem,
   type AuctionStatusChangedItem,
 } from '../fields/auctionStatusChanged';
-import {
-  CREATE_ENDPOINT,
-  createEndpoint,
-  deleteEndpoint,
-  endpointIsReady,
-  getEndpoint,
-  getEndpointSecret,
-  newEndpointSecret,
-  restoreEndpoint,
-  transportOf,
-} from '../provider/api';
+import { deleteEndpoint } from '../provider/api';
+import { subscribeEndpoint } from '../provider/zapEndpoint';
 import type { OutputField } from '../fields/zapFields';
-import { EVENT_TYPE_NAME, ensureEventType } from '../provider/eventType';
-import { describeStatus } from '../provider/failures';
 import { connectionScope } from '../provider/connection';
 import { endpointUid, isEndpointId } from '../provider/ids';
-import { callerOf, raise, type Caller } from '../provider/request';
-import { checkEnvelope, signingHeaders } from '../provider/signature';
+import { callerOf, type Caller } from '../provider/request';
+import { checkEnvelope, signedWith, signingHeaders } from '../provider/signature';
 import { decodePayload, parseBody, RawRequest, refuse, SubscribeData } from './delivery';
 import { recentAuctioneers, recentStatuses } from './choices';
 import { claimMessage, isTooOldToRemember, probeNx, SIGNING_WINDOW } from './claim';
-import { checkSignature, verifyKnown } from './endpointSecret';
+import { verify } from './verify';
 import { FILTER_LABELS, passesFilters, readFilters, unreadableFilter, type Filters } from './filters';
 import { isOutdated, recordNewest } from './outdated';
 import { recentEvents } from './recentEvents';
@@ -38,46 +27,11 @@ export const TRIGGER_KEY = 'auction_status_changed';
 /** Recent events read to label extra fields: a few are enough to see what the service sends. */
 const EXTRA_FIELDS_LIMIT = 25;
 
-export const ENDPOINT_DESCRIPTION =
-  'Zapier: Auction Status Changed. Created when a Zap was turned on; removed when it is turned off.';
-
 /** What a person reads in Zapier when turning the Zap on or a delivery cannot go ahead (see also delivery.ts). */
 export const MESSAGES = {
   missingTargetUrl: 'Zapier did not provide an address to send auction events to. Turn the Zap on again.',
   missingSubscription:
     "This Zap's subscription is missing its signing secret, so deliveries cannot be checked. Turn the Zap off and on again.",
-};
-
-/** The event type is missing, and this connection's key may not register it. */
-export const EVENT_TYPE_NOT_PERMITTED =
-  `The ${EVENT_TYPE_NAME} event type is not registered in your Svix account, and this connection's key may not register it (an integration key cannot). ` +
-  "Ask whoever set up your Consumer App to add it (in Svix's dashboard, under Event Types, or with this integration's set-up), then turn the Zap on again.";
-
-/**
- * Creates this Zap's endpoint with a signing secret made here, so that the
- * usual subscribe makes one provider call. When the event type is missing it
- * registers it and tries once more; when Zapier retries a subscribe whose
- * answer was lost (the uid already exists), it reuses that endpoint, turned
- * back on and filtered to AUCTION_STATUS_CHANGE, and reads its secret.
- */
-const subscribeEndpoint = async (caller: Caller, targetUrl: string): Promise<{ id: string; secret: string }> => {
-  const uid = endpointUid('zapier', targetUrl);
-  const secret = newEndpointSecret();
-  const wanted = { url: targetUrl, uid, description: ENDPOINT_DESCRIPTION, secret };
-  let created = await createEndpoint(caller, wanted);
-  if (created.kind === 'refused') {
-    // Most likely the event type is not registered: the trigger registers it when its key may.
-    const state = await ensureEventType(transportOf(caller), { updateSchema: false });
-    if (state === 'not-permitted') throw new caller.z.errors.Error(EVENT_TYPE_NOT_PERMITTED, 'EventTypeMissing', 400);
-    if (state === 'created') created = await createEndpoint(caller, wanted);
-    if (created.kind === 'refused') {
-      return raise(caller.z, describeStatus(422, created.body, { action: CREATE_ENDPOINT, reader: caller.reader }));
-    }
-  }
-  if (created.kind === 'created') return { id: created.endpoint.id, secret };
-  const existing = await getEndpoint(caller, uid);
-  if (!endpointIsReady(existing, targetUrl)) await restoreEndpoint(caller, existing.id, targetUrl);
-  return { id: existing.id, secret: await getEndpointSecret(caller, existing.id) };
 };
 
 const performSubscribe = async (z: ZObject, bundle: Bundle): Promise<SubscribeData> => {
@@ -108,6 +62,37 @@ const performUnsubscribe = async (z: ZObject, bundle: Bundle): Promise<{ removed
   return { removed: outcome === 'deleted' };
 };
 
+/**
+ * Verify, then decode: the event of a delivery that came from the Consumer
+ * App as sent (the delivered body when the current secret signed it,
+ * otherwise Svix's copy), decoded at the edge. Anything else halts or fails.
+ */
+const checkedEvent = async (z: ZObject, bundle: Bundle, subscription: SubscribeData, startedAt: number) => {
+  const raw = RawRequest.decode(bundle.rawRequest);
+  if (!isRight(raw)) return refuse(z, 'no-body');
+  const body = raw.right.content;
+  const envelope = checkEnvelope(signingHeaders(raw.right.headers ?? {}), Math.floor(startedAt / 1000), SIGNING_WINDOW);
+  if (!envelope.ok) return refuse(z, envelope.refusal);
+  const { id: messageId, timestamp, signature } = envelope;
+  const occurredAtMs = eventTimeMs(messageId, envelope.seconds * 1000);
+  if (isTooOldToRemember(occurredAtMs, Date.now())) return refuse(z, 'event-too-old');
+  const signed = {
+    id: messageId,
+    signedAt: envelope.seconds * 1000,
+    signedWith: (secret: string) => signedWith(secret, messageId, timestamp, signature, body),
+  };
+  const endpoint = { ...subscription, connection: connectionScope(bundle.authData) };
+  // One caller, and so one deadline (counted from the start, waits included), for every provider call.
+  let caller: Caller | undefined;
+  const callerFor = () => (caller ??= callerOf(z, bundle, 'zap-run', startedAt));
+  const verdict = await verify(z, callerFor, endpoint, signed, startedAt);
+  const parsed = verdict.kind === 'signed' ? parseBody(body) : { ok: true as const, body: verdict.event };
+  if (!parsed.ok) throw new z.errors.Error(parsed.message, 'InvalidPayload', 400);
+  const payload = decodePayload(parsed.body);
+  if (!payload.ok) throw new z.errors.Error(payload.message, 'InvalidPayload', 400);
+  return { ...payload, messageId, occurredAtMs };
+};
+
 const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {
   const startedAt = Date.now();
   if (bundle.rawRequest === undefined || bundle.rawRequest === null) {
@@ -117,51 +102,17 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
     return performList(z, bundle);
   }
   const stored = SubscribeData.decode(bundle.subscribeData);
-  if (!isRight(stored)) {
-    throw new z.errors.Error(MESSAGES.missingSubscription, 'MissingSubscription', 400);
-  }
-  const subscription = stored.right;
-  const raw = RawRequest.decode(bundle.rawRequest);
-  if (!isRight(raw)) return refuse(z, 'no-body');
-  const body = raw.right.content;
-
-  // 1. Verify: nothing unsigned, stale or forged reaches the Zap.
-  const envelope = checkEnvelope(signingHeaders(raw.right.headers ?? {}), Math.floor(startedAt / 1000), SIGNING_WINDOW);
-  if (!envelope.ok) return refuse(z, envelope.refusal);
-  const { id: messageId, timestamp, signature } = envelope;
-  const occurredAtMs = eventTimeMs(messageId, envelope.seconds * 1000);
-  if (isTooOldToRemember(occurredAtMs, Date.now())) return refuse(z, 'event-too-old');
-  const signed = { id: messageId, timestamp, signature, body, signedAtSeconds: envelope.seconds };
-  const endpoint = { ...subscription, connection: connectionScope(bundle.authData) };
-  // One caller, and so one deadline (counted from the start, waits included), for every provider call.
-  let caller: Caller | undefined;
-  const callerFor = () => (caller ??= callerOf(z, bundle, 'zap-run', startedAt));
-  const verdict = verifyKnown(endpoint, signed) ?? (await checkSignature(z, callerFor, endpoint, signed, startedAt));
-  if (verdict.kind === 'refused') return refuse(z, verdict.why);
-
-  // 2. Decode the event at the edge: the delivered body when the current secret signed it,
-  // otherwise the copy the provider's record confirmed (the delivered body is not used).
-  // Read the Zap's filters, which fail closed.
-  let event: unknown;
-  if (verdict.kind === 'signed') {
-    const parsed = parseBody(body);
-    if (!parsed.ok) throw new z.errors.Error(parsed.message, 'InvalidPayload', 400);
-    event = parsed.body;
-  } else {
-    event = verdict.event;
-  }
-  const payload = decodePayload(event);
-  if (!payload.ok) throw new z.errors.Error(payload.message, 'InvalidPayload', 400);
+  if (!isRight(stored)) throw new z.errors.Error(MESSAGES.missingSubscription, 'MissingSubscription', 400);
+  const { id: endpointId, cacheHonoursNx } = stored.right;
+  const { payload, extras, messageId, occurredAtMs } = await checkedEvent(z, bundle, stored.right, startedAt);
+  // The Zap's filters fail closed. Map, then filter: a delivery this Zap does not want costs no round trip.
   const filters = filtersOf(z, bundle);
-
-  // 3. Map, then filter: a delivery this Zap does not want costs no cache round trip.
-  const item = toTriggerItem(payload.payload, { messageId, occurredAtMs }, payload.extras.values);
+  const item = toTriggerItem(payload, { messageId, occurredAtMs }, extras.values);
   if (!passesFilters(item, filters)) return [];
-  if (filters.skipOutdated && (await isOutdated(z, subscription.id, item.auctionUuid, occurredAtMs))) return [];
-
-  // 4. Run each message once per Zap, however often it is delivered.
-  if (!(await claimMessage(z, subscription.id, messageId, verdict.cacheHonoursNx))) return [];
-  if (filters.skipOutdated) await recordNewest(z, subscription.id, item.auctionUuid, occurredAtMs);
+  if (filters.skipOutdated && (await isOutdated(z, endpointId, item.auctionUuid, occurredAtMs))) return [];
+  // Run each message once per Zap, however often it is delivered.
+  if (!(await claimMessage(z, endpointId, messageId, cacheHonoursNx))) return [];
+  if (filters.skipOutdated) await recordNewest(z, endpointId, item.auctionUuid, occurredAtMs);
   return [item];
 };
 

@@ -53,12 +53,9 @@ const invocationToken = (): string => {
 };
 
 /**
- * Whether the cache honours `nx`. Zapier's does; the local tester's mock
- * ignores it and answers `true` to every set. Two sets of one new key with
- * `nx` tell them apart: `true` then `false` on Zapier (its documented answer
- * when the key exists), or `true` then `null` from a cache that answers as
- * Redis's own SET NX does; `true` twice on the mock. Undefined when the
- * answers say neither (the cache failed).
+ * Whether the cache honours `nx` (Zapier's does; the local tester's mock does
+ * not): two sets of one new key with `nx` answer `true` then `false` (or
+ * `null`, as Redis's SET NX does), or `true` twice. Undefined when it failed.
  */
 export const probeNx = async (z: ZObject): Promise<boolean | undefined> => {
   const key = `nx-probe:${randomBytes(9).toString('hex')}`;
@@ -73,33 +70,33 @@ export const probeNx = async (z: ZObject): Promise<boolean | undefined> => {
 };
 
 /**
- * The pauses before a claim that was not stored is tried again. Zapier's cache
- * answers `null` when it throttles a call; a one-off throttle must not leave a
- * message unclaimed (a later redelivery would run it again), and a cache that
- * stays throttled must not hold the Zap up: about 250 ms in all, then the Zap
- * runs unclaimed. An object so tests can read it.
+ * The pauses before a throttled claim (`null`) is tried again: a one-off
+ * throttle must not leave a message unclaimed, and a cache that stays
+ * throttled must not hold the Zap up (about 250 ms, then it runs unclaimed).
  */
 export const claimSettings: { retryPausesMs: readonly number[] } = { retryPausesMs: [30, 70, 150] };
 
 /** Waits `ms` milliseconds. */
 export const pause = (ms: number): Promise<void> => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Whether the cache honours `nx`, as a probe in this process learnt it, for Zaps whose subscribe could not. */
+let probedNx: boolean | undefined;
+/** For tests: a new process, which knows nothing of its cache yet. */
+export const forgetProbedNx = (): void => {
+  probedNx = undefined;
+};
+
 /**
  * True when this delivery should run the Zap: its claim was stored, or the
  * cache could not say (a possible duplicate is better than a lost event).
- *
- * `cacheHonoursNx` decides the round trips: where the cache is known to honour
- * `nx`, one `set`; otherwise a `get` first, so that a cache that ignores `nx`
- * (the tester's) still runs a redelivery once when it comes after the first.
- *
- * Any answer but `true` is checked by reading the claim back. The value is a
- * token of this invocation, so a claim stored by an earlier attempt of this
- * same call (core's RPC client retries) reads as ours, and another delivery's
- * claim as a copy. `false` (Zapier: the key exists) and `null` (Zapier:
- * throttled; Redis: the key exists) are told apart the same way. Nothing
- * stored at all is a throttle: the claim is tried again after a pause.
+ * Where the cache is known to honour `nx` (from the subscribe, or a probe once
+ * per process), one `set`; otherwise a `get` first. Any other answer than
+ * `true` is read back: the value is this invocation's token, so its own claim
+ * (stored by an attempt core's RPC client retried) reads as ours. `false`
+ * (the key exists) with nothing read back is another delivery's claim; `null`
+ * (Zapier: throttled; Redis: exists) with nothing read back is tried again.
  */
-export const claimMessage = (
+export const claimMessage = async (
   z: ZObject,
   endpointId: string,
   messageId: string,
@@ -116,13 +113,14 @@ export const claimMessage = (
           (holder) => {
             if (holder !== undefined) return holder === token;
             const wait = claimSettings.retryPausesMs[attempt];
+            if (stored === false) return false;
             return wait === undefined ? true : pause(wait).then(() => claim(attempt + 1));
           },
-          () => true,
+          () => stored !== false,
         ),
       () => true,
     );
-  if (cacheHonoursNx === true) return claim(0);
+  if ((cacheHonoursNx ?? (probedNx ??= await probeNx(z))) === true) return claim(0);
   return cacheGet(z, key).then(
     (earlier) => (earlier === undefined ? claim(0) : false),
     () => claim(0),

@@ -6,8 +6,8 @@ import { AuctionStatusChange } from '../models/AuctionStatusChange';
 import { flattenExtras, mentionsModel, type ExtraFields } from '../fields/extraFields';
 import type * as PublishedModels from '../fields/models';
 import { describeDecodeErrors } from '../models/decode';
-import { parseJson } from '../provider/json';
-import { withoutBundle } from '../provider/request';
+import { JsonTooDeep, MAX_JSON_DEPTH, parseJson } from '../provider/json';
+import { raise, withoutBundle } from '../provider/request';
 import type { Refusal } from '../provider/signature';
 
 /**
@@ -23,8 +23,7 @@ export const RawRequest = t.intersection(
 /**
  * What performSubscribe returned, as Zapier stores it for this Zap: the
  * endpoint's id and signing secret, when the secret was known to be current,
- * and whether the platform's cache honours `nx`. Zaps turned on by earlier
- * versions have only the id and the secret.
+ * and whether the platform's cache honours `nx` (when the subscribe learnt it).
  */
 export const SubscribeData = t.intersection(
   [t.type({ id: t.string, secret: t.string }), t.partial({ checkedAt: t.number, cacheHonoursNx: t.boolean })],
@@ -33,7 +32,8 @@ export const SubscribeData = t.intersection(
 export type SubscribeData = t.TypeOf<typeof SubscribeData>;
 
 /** Why a request to the Zap's address did not run it, when it cannot have come from the Consumer App as sent. */
-export type DeliveryRefusal = Refusal | 'no-delivery' | 'no-body' | 'unchecked-signature' | 'event-too-old';
+export type DeliveryRefusal =
+  Refusal | 'no-delivery' | 'no-body' | 'not-a-svix-id' | 'unchecked-signature' | 'event-too-old';
 
 const NOT_FROM_YOUR_APP = 'so it did not come from your Consumer App as sent, and the Zap did not run.';
 
@@ -47,9 +47,10 @@ const REFUSALS: Record<DeliveryRefusal, string> = {
     'Refused a delivery signed more than 7 days ago: this Zap remembers which events it ran for 7 days only, so it cannot tell whether it already ran for this one, and did not run.',
   'event-too-old':
     'Refused a delivery of an event that happened more than 7 days ago (sent again since): this Zap remembers which events it ran for 7 days only, so it cannot tell whether it already ran for this one, and did not run.',
+  'not-a-svix-id': `Refused a delivery whose id (svix-id) is not one Svix makes (Svix's message ids are msg_ and 27 letters or digits), ${NOT_FROM_YOUR_APP}`,
   'too-new': `Refused a delivery whose signing time (svix-timestamp) is more than 5 minutes ahead, ${NOT_FROM_YOUR_APP}`,
   'no-valid-signature': `Refused a delivery whose signature (svix-signature) does not match this Zap's endpoint secret, ${NOT_FROM_YOUR_APP} If this happens to every event, turn the Zap off and on again.`,
-  'unchecked-signature': `Refused a delivery whose signature (svix-signature) does not match this Zap's endpoint secret as last read: many such deliveries arrived at once, and the secret could not be read again in time to see whether it had just been changed. The Zap did not run. If this happens to every event, turn the Zap off and on again.`,
+  'unchecked-signature': `Refused a delivery whose signature (svix-signature) does not match this Zap's endpoint secret as last read: many such deliveries arrived at once, and Svix could not be asked again in time whether the secret had just been changed or the event is genuine. The Zap did not run. If this happens to every event, turn the Zap off and on again.`,
 };
 
 export const refusalMessage = (refusal: DeliveryRefusal): string => REFUSALS[refusal];
@@ -57,6 +58,15 @@ export const refusalMessage = (refusal: DeliveryRefusal): string => REFUSALS[ref
 /** How to send an event again, for a person in Zapier (Svix resends to one endpoint from its dashboard). */
 export const resendHint = (messageId: string): string =>
   `To run the Zap for it, send it again: in Svix's dashboard, open your Consumer App, find the message ${messageId} and resend it to this Zap's endpoint ("Zapier: Auction Status Changed").`;
+
+/** A delivery that could not be checked while Svix had trouble: an error (not a halt) naming it. */
+export const couldNotCheck = (z: ZObject, messageId: string): never =>
+  raise(z, {
+    kind: 'error',
+    code: 'SignatureNotChecked',
+    status: 503,
+    message: `The auction event ${messageId} was not signed with this Zap's endpoint secret as last read, and Svix had trouble answering whether the secret had changed or whether the event is genuine, so the Zap did not run for it. ${resendHint(messageId)}`,
+  });
 
 /**
  * Stops a delivery that cannot have come from the Consumer App as sent. It is
@@ -106,15 +116,15 @@ export const decodePayload = (body: unknown): PayloadResult => {
 /** The published models, loaded only for an event that carries one: most deliveries never need them. */
 const publishedModels = (): typeof PublishedModels => require('../fields/models');
 
-/** Parses a raw JSON body, keeping every digit (see parseJson); a body that is not JSON is a plain error. */
+/** Parses a raw JSON body, keeping every digit (see parseJson); a body that cannot be read is a plain error. */
 export const parseBody = (content: string): { ok: true; body: unknown } | { ok: false; message: string } => {
   try {
     return { ok: true, body: parseJson(content) };
-  } catch {
+  } catch (error) {
+    const what = error instanceof JsonTooDeep ? `is nested more than ${MAX_JSON_DEPTH} levels deep` : 'is not JSON';
     return {
       ok: false,
-      message:
-        "The auction event's body is not JSON, so the Zap did not run. This comes from the auction service: tell the auction service's support team the event body could not be read.",
+      message: `The auction event's body ${what}, so the Zap did not run. This comes from the auction service: tell the auction service's support team the event body could not be read.`,
     };
   }
 };

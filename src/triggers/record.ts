@@ -51,6 +51,8 @@ export interface RecordCheck {
   /** The Zap's endpoint: its id, and when the subscribe made it (for ids that do not carry their time). */
   endpoint: { id: string; checkedAt?: number };
   messageId: string;
+  /** Tries of the call when Svix fails for a moment (2 by default). */
+  attempts?: number;
 }
 
 /**
@@ -65,7 +67,7 @@ export const confirmByRecord = async (z: ZObject, caller: Caller, check: RecordC
   const endpointAt = timeOfProviderId(endpoint.id) ?? endpoint.checkedAt;
   if (createdAt === undefined || endpointAt === undefined) return halt(z, RECORD_REFUSALS.notConfirmed);
   if (createdAt < endpointAt) return halt(z, RECORD_REFUSALS.beforeEndpoint(messageId));
-  const message = await getMessage(caller, messageId, couldNotConfirm(messageId));
+  const message = await getMessage(caller, messageId, couldNotConfirm(messageId), check.attempts);
   if (!message || message.id !== messageId || message.eventType !== EVENT_TYPE_NAME) {
     return halt(z, RECORD_REFUSALS.notConfirmed);
   }

@@ -1,7 +1,7 @@
 import nock from 'nock';
 import { Webhook } from 'standardwebhooks';
 import { newId } from '../../src/sandbox/emulator/store';
-import { secretSettings } from '../../src/triggers/endpointSecret';
+import { RULES } from '../../src/triggers/rules';
 import { MARKER, MARKER_NUMBER, type Signing } from '../fixtures/hostileDeliveries';
 import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, authData, errorDetails, newSecret, subscription } from './fixtures';
 import { usePlatform } from './platform';
@@ -132,12 +132,12 @@ export const headersFor = (signing: Signing, prefix: string, id: string, body: s
 
 export const useDeliveries = () => {
   const zapier = usePlatform();
-  const refillMs = secretSettings.refillMs;
+  const refillMs = RULES.refillMs;
   beforeAll(() => {
-    secretSettings.refillMs = 1;
+    RULES.refillMs = 1;
   });
   afterAll(() => {
-    secretSettings.refillMs = refillMs;
+    RULES.refillMs = refillMs;
   });
   return (body: string, headers: Record<string, string>) =>
     zapier().perform({ authData, subscribeData: subscription, rawRequest: { content: body, headers }, inputData: {} });

@@ -1,7 +1,8 @@
 import app from '../../src';
 import { PlatformStandIn, platformInvoker, type Identity, type PlatformOptions } from '../../src/sandbox/platform';
 import { TRIGGER_KEY } from '../../src/triggers/auctionStatusChanged';
-import { forgetKnownSecrets } from '../../src/triggers/endpointSecret';
+import { forgetProbedNx } from '../../src/triggers/claim';
+import { forgetKnownSecrets } from '../../src/triggers/verify';
 
 /**
  * The app's operations run as Zapier runs them: through core's handler, with
@@ -26,6 +27,12 @@ export interface PlatformUnderTest {
 
 const operation = (name: string) => `triggers.${TRIGGER_KEY}.operation.${name}`;
 
+/** As if this were a new process: what the app keeps in memory (secrets, what it learnt of the cache) is forgotten. */
+const newProcess = (): void => {
+  forgetKnownSecrets();
+  forgetProbedNx();
+};
+
 /**
  * One platform stand-in for a test file (core's log stream keeps the address
  * it first saw), emptied before each test, with the app's memory cleared.
@@ -44,11 +51,11 @@ export const usePlatform = (options: PlatformOptions = {}): (() => PlatformUnder
       subscribe: (bundle) => invoke(operation('performSubscribe'), bundle),
       unsubscribe: (bundle) => invoke(operation('performUnsubscribe'), bundle),
       calls: () => platform.calls,
-      coldStart: forgetKnownSecrets,
+      coldStart: newProcess,
     };
   });
   beforeEach(() => {
-    forgetKnownSecrets();
+    newProcess();
     current?.platform.clear();
     current?.platform.resetCalls();
   });

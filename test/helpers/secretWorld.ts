@@ -9,8 +9,9 @@ import type { CacheCall, RpcFault } from '../../src/sandbox/platform';
 import { ProviderClient } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
 import { SubscribeData } from '../../src/triggers/delivery';
-import { secretHistoryKey, secretSettings } from '../../src/triggers/endpointSecret';
-import { SecretHistory } from '../../src/triggers/secretHistory';
+import { RULES } from '../../src/triggers/rules';
+import { SecretHistory } from '../../src/triggers/secrets';
+import { secretHistoryKey, shell } from '../../src/triggers/verify';
 import { failure, signedRequest } from './fixtures';
 import { IDENTITY, usePlatform, type PlatformUnderTest, type ZapierProcess } from './platform';
 
@@ -195,12 +196,14 @@ export const useSecretWorld = (): SecretWorld => {
   const world = new SecretWorld(zapier);
   // Some tests wait for the allowance of calls on purpose (seconds each).
   jest.setTimeout(60_000);
-  const secretDefaults = { ...secretSettings };
+  const rulesDefaults = { ...RULES };
+  const shellDefaults = { ...shell };
   const requestDefaults = { ...requestSettings };
   beforeEach(world.start);
   afterEach(async () => {
     world.zapierFault = undefined;
-    Object.assign(secretSettings, secretDefaults);
+    Object.assign(RULES, rulesDefaults);
+    Object.assign(shell, shellDefaults);
     Object.assign(requestSettings, requestDefaults);
     jest.restoreAllMocks();
     await world.emulator.stop();

@@ -5,7 +5,7 @@ import { PROVIDER_RETRY_SCHEDULE_MS } from '../../src/sandbox/emulator';
 import type { RpcFault } from '../../src/sandbox/platform';
 import { auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
 import { CLAIM_TTL_SECONDS, claimKey, claimSettings } from '../../src/triggers/claim';
-import { secretHistoryKey } from '../../src/triggers/endpointSecret';
+import { secretHistoryKey } from '../../src/triggers/verify';
 import {
   MSG_ID,
   PROVIDER,

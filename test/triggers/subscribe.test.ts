@@ -7,7 +7,8 @@ import { requestSettings } from '../../src/provider/request';
 import { ProviderEmulator } from '../../src/sandbox/emulator';
 import { ProviderClient } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
-import { ENDPOINT_DESCRIPTION, auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
+import { ENDPOINT_DESCRIPTION } from '../../src/provider/zapEndpoint';
+import { auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
 import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, TARGET_URL, authData, failure } from '../helpers/fixtures';
 import { usePlatform } from '../helpers/platform';
 

@@ -1,0 +1,165 @@
+import { isRight } from 'fp-ts/Either';
+import type { ZObject } from 'zapier-platform-core';
+import { getEndpointSecret } from '../provider/api';
+import type { Failure } from '../provider/failures';
+import { timeOfProviderId } from '../provider/ksuid';
+import { mayPass, requestSettings, type Caller } from '../provider/request';
+import { cacheGet, cacheSet } from './cache';
+import { CLAIM_TTL_SECONDS, claimSettings, pause } from './claim';
+import { couldNotCheck, refuse, type SubscribeData } from './delivery';
+import type * as ProviderRecord from './record';
+import { decide, spend, RULES, type Delivery, type Known } from './rules';
+import { lacks, merge, observeRead, SecretHistory, signedByCurrent } from './secrets';
+
+/**
+ * The shell around rules.ts: it performs each step the rules return and asks
+ * them again, a bounded number of times. It keeps what this process knows of
+ * each endpoint, and makes one read of the secret at a time per endpoint.
+ */
+
+/** The Zap's endpoint as its subscribe stored it, and the connection (connectionScope) it runs for. */
+export type Subscription = SubscribeData & { connection: string };
+
+/** `signed`: the delivered body is the event. `confirmed`: Svix's record has it, and `event` is its copy. */
+export type Verdict = { kind: 'signed' } | { kind: 'confirmed'; event: unknown };
+
+export const secretHistoryKey = (endpointId: string): string => `secrets:${endpointId}`;
+/** The rules' waits; a test may replace it. */
+export const shell = { sleep: pause };
+
+/** A look, a read and one waited for, a few waits for the record, the record: well within this. */
+const MAX_STEPS = 12;
+const NEVER = Number.NEGATIVE_INFINITY;
+
+type State = Known & { records: Set<Promise<unknown>>; reading?: Promise<boolean>; looking?: Promise<void> };
+/** One delivery's view of its endpoint. */
+type Endpoint = { z: ZObject; caller: () => Caller; subscription: Subscription; state: State; key: string };
+
+const ignore = (): undefined => undefined;
+/** The record check, loaded only when a delivery needs it: most never do, and every process starts faster. */
+const providerRecord = (): typeof ProviderRecord => require('./record');
+
+/** What this process knows, by connection and endpoint (as z.cache is scoped); past the limit, it starts over. */
+const memory = new Map<string, State>();
+export const MEMORY_LIMIT = 1_000;
+/** For tests: a cold process. */
+export const forgetKnownSecrets = (): void => memory.clear();
+
+const stateOf = ({ connection, id, secret, checkedAt = 0 }: Subscription): State => {
+  const key = `${connection}\u0000${id}`;
+  const known = memory.get(key);
+  if (known) return known;
+  if (memory.size >= MEMORY_LIMIT) memory.clear();
+  const madeAt = timeOfProviderId(id) ?? checkedAt;
+  const state: State = {
+    history: { secrets: [{ secret, from: Math.min(madeAt, checkedAt), seen: checkedAt }] },
+    madeAt,
+    ...{ lookedAt: NEVER, lookFailedAt: NEVER, readAt: NEVER, troubleAt: NEVER, confirmedAt: NEVER },
+    unshared: false,
+    allowance: { calls: RULES.burst, at: 0 },
+    records: new Set(),
+  };
+  memory.set(key, state);
+  return state;
+};
+
+/** Writes what this process knows (only if absent when a look found nothing), tried again as a claim is. */
+const share = async ({ z, key, state }: Endpoint, onlyIfAbsent: boolean): Promise<void> => {
+  for (const wait of [0, ...claimSettings.retryPausesMs]) {
+    if (wait > 0) await pause(wait);
+    const stored = await cacheSet(z, key, state.history, CLAIM_TTL_SECONDS, onlyIfAbsent).catch(() => null);
+    state.unshared = stored !== true;
+    // `false`: not stored, and trying again will not change that (only if absent: the key exists).
+    if (stored !== null) return;
+  }
+};
+
+/** Row 11: merges what other processes learnt, and shares what they lack. Nothing there is a failed look. */
+const look = async (endpoint: Endpoint): Promise<void> => {
+  const { state } = endpoint;
+  const at = Date.now();
+  const found = await cacheGet(endpoint.z, endpoint.key).then((value) => ({ value }), ignore);
+  const shared = SecretHistory.decode(found?.value);
+  if (isRight(shared)) state.history = merge(state.history, shared.right);
+  if (isRight(shared) && !lacks(shared.right, state.history)) state.unshared = false;
+  else if (found) await share(endpoint, found.value === undefined);
+  if (state.unshared || !found) state.lookFailedAt = at;
+  else state.lookedAt = at;
+};
+
+/**
+ * Rows 3 and 8: one read of the secret at a time, from `at`. A charged read
+ * takes a call of the allowance when Svix answers with nothing new. Says
+ * whether Svix answered; after it failed to, the next call is tried once.
+ */
+const read = (endpoint: Endpoint, charged: boolean, at: number): Promise<boolean> => {
+  const { state } = endpoint;
+  state.reading ??= (async () => {
+    if (at > Date.now()) await shell.sleep(at - Date.now());
+    const startedAt = Date.now();
+    let failure: Failure | undefined;
+    const reword = (why: Failure) => (failure = why);
+    try {
+      const options = { timeoutMs: RULES.callMs, attempts: state.troubleAt === NEVER ? 2 : 1, reword };
+      const secret = await getEndpointSecret(endpoint.caller(), endpoint.subscription.id, options);
+      const before = state.history;
+      state.troubleAt = NEVER;
+      state.readAt = startedAt;
+      state.history = observeRead(before, secret, startedAt);
+      if (lacks(before, state.history)) await share(endpoint, false);
+      else if (charged) state.allowance = spend(state.allowance, Date.now());
+      return true;
+    } catch (error) {
+      if (!failure || !(failure.kind === 'throttled' || mayPass(failure))) throw error;
+      state.troubleAt = Date.now();
+      return false;
+    }
+  })().finally(() => (state.reading = undefined));
+  return state.reading;
+};
+
+/** Rows 4 to 7: Svix's record decides (record.ts), and the Zap gets its copy of the event. */
+const record = ({ z, caller, subscription, state }: Endpoint, messageId: string, charged: boolean) => {
+  if (charged) state.allowance = spend(state.allowance, Date.now());
+  const check = { endpoint: subscription, messageId, attempts: state.troubleAt === NEVER ? 2 : 1 };
+  const call = providerRecord()
+    .confirmByRecord(z, caller(), check)
+    .then((event): Verdict => {
+      state.confirmedAt = Date.now();
+      return { kind: 'confirmed', event };
+    })
+    .finally(() => state.records.delete(call));
+  state.records.add(call);
+  return call;
+};
+
+/** The delivery checked by the rules against what is known of the endpoint's secrets. */
+export const verify = async (
+  z: ZObject,
+  caller: () => Caller,
+  subscription: Subscription,
+  signed: Pick<Delivery, 'id' | 'signedAt' | 'signedWith'>,
+  arrivedAt: number,
+): Promise<Verdict> => {
+  const state = stateOf(subscription);
+  const endpoint: Endpoint = { z, caller, subscription, state, key: secretHistoryKey(subscription.id) };
+  const deadline = arrivedAt + requestSettings.operationBudgetMs;
+  const delivery = { ...signed, arrivedAt, deadline, looked: false, readFailed: false };
+  for (let steps = 0; steps < MAX_STEPS; steps += 1) {
+    const step = decide(state, delivery, Date.now());
+    if (step.kind === 'run') {
+      state.history = signedByCurrent(state.history, delivery.signedAt);
+      return { kind: 'signed' };
+    }
+    if (step.kind === 'record') return record(endpoint, delivery.id, step.charged);
+    if (step.kind === 'halt') return refuse(z, step.why);
+    if (step.kind === 'error') return couldNotCheck(z, delivery.id);
+    if (step.kind === 'wait') await Promise.race(state.records).catch(ignore);
+    else if (step.kind === 'read') delivery.readFailed ||= !(await read(endpoint, step.charged, step.at));
+    else {
+      delivery.looked = true;
+      await (state.looking ??= look(endpoint).finally(() => (state.looking = undefined)));
+    }
+  }
+  return refuse(z, 'unchecked-signature');
+};
