@@ -20,8 +20,9 @@ export const RULES = {
   /** Rows 7 to 9: calls for deliveries that match no known secret: a burst, then one more every refillMs. */
   burst: 3,
   refillMs: 5_000,
-  /** No call is started with less time than this left. */
+  /** No call is started with less time than this left; a charged read waits this long for others to share it. */
   callMs: 4_000,
+  gatherMs: 50,
 };
 
 /**
@@ -79,14 +80,14 @@ export const spend = (allowance: Known['allowance'], now: number): Known['allowa
 
 /**
  * Rows 6, 7: a span in which a secret never seen here may have signed it: it
- * ends at the first signing time seen with the next secret (Svix's clock),
- * or when that secret was found, allowing for the clocks.
+ * ends with the second of the first signing time seen with the next secret
+ * (Svix's clock), or when that secret was found, allowing for the clocks.
  */
 const spanOf = (known: Known, { signedAt }: Delivery) =>
   unseenSpans(known.history, known.madeAt).find(
     ({ from, next }) =>
       signedAt + 1_000 + RULES.clockAllowanceMs > from &&
-      signedAt < Math.min(next.firstSigned ?? Infinity, next.from + RULES.clockAllowanceMs),
+      signedAt <= Math.min(next.firstSigned ?? Infinity, next.from + RULES.clockAllowanceMs),
   );
 
 /** Rows 6, 7 and 9: Svix's record, free while live, else with a call of the allowance or one under way. */
@@ -111,15 +112,17 @@ export const decide = (known: Known, delivery: Delivery, now: number): Step => {
   if (known.history.secrets.some(({ secret, until }) => until !== undefined && delivery.signedWith(secret))) {
     return { kind: 'record', charged: false };
   }
+  const settled =
+    known.readAt >= delivery.arrivedAt || known.readAt > delivery.signedAt + 1_000 + RULES.clockAllowanceMs;
   const span = spanOf(known, delivery);
-  if (span) return recordOr(known, delivery, now, span.next.from, halt('unchecked-signature'));
+  // Signed in the very second the next secret first signed: maybe by a newer one, so read for first.
+  if (span && (settled || delivery.signedAt !== span.next.firstSigned)) {
+    return recordOr(known, delivery, now, span.next.from, halt('unchecked-signature'));
+  }
   if (troubled || delivery.readFailed) {
     return recordOr(known, delivery, now, -Infinity, { kind: 'error', why: 'unchecked-signature' });
   }
-  const settled =
-    known.readAt >= delivery.arrivedAt || known.readAt > delivery.signedAt + 1_000 + RULES.clockAllowanceMs;
   if (settled) return halt('no-valid-signature');
-  // Row 8: a read with a call of the allowance, waiting for one while the deadline leaves time.
   if (known.reading) return { kind: 'read', charged: false, at: now };
   const at = now + Math.max(0, (1 - callsLeft(known.allowance, now)) * RULES.refillMs);
   return at + RULES.callMs <= delivery.deadline ? { kind: 'read', charged: true, at } : halt('unchecked-signature');

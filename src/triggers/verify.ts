@@ -96,6 +96,8 @@ const read = (endpoint: Endpoint, charged: boolean, at: number): Promise<boolean
   const { state } = endpoint;
   state.reading ??= (async () => {
     if (at > Date.now()) await shell.sleep(at - Date.now());
+    // Deliveries that arrive together (a burst of Zapier's workers) share the read: it starts a moment later.
+    if (charged) await pause(RULES.gatherMs);
     const startedAt = Date.now();
     let failure: Failure | undefined;
     const reword = (why: Failure) => (failure = why);

@@ -46,7 +46,7 @@ export interface DeliveryOptions {
  */
 export const signedRequest = (body: string, options: DeliveryOptions = {}) => {
   const msgId = options.msgId ?? MSG_ID;
-  const at = options.at ?? new Date();
+  const at = options.at ?? new Date(Date.now());
   const secrets = options.secrets ?? [SECRET];
   const prefix = options.headerPrefix ?? 'Http-Svix';
   const signature = secrets.map((secret) => new Webhook(secret.replace(/^whsec_/, '')).sign(msgId, at, body)).join(' ');

@@ -101,6 +101,22 @@ class SecretWorld {
     jest.spyOn(Date, 'now').mockImplementation(() => realNow() + ms);
   };
 
+  /**
+   * The rules' waits pass at once: each moves this side's clock on by what it
+   * waits, so a test of what waiting for the allowance costs takes no real time
+   * and cannot be hurried or slowed by a busy machine. The clock it returns
+   * reads how far it has moved.
+   */
+  readonly virtualWaits = (): (() => number) => {
+    let moved = 0;
+    jest.spyOn(Date, 'now').mockImplementation(() => realNow() + moved);
+    shell.sleep = async (ms: number) => {
+      moved += Math.max(0, ms);
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    return () => moved;
+  };
+
   /** A real auction event in the Consumer App, as the auction service sends it. */
   readonly send = async (extra: Record<string, unknown> = {}): Promise<AuctionEvent> => {
     const payload = { auctioneerUuid: randomUUID(), auctionUuid: randomUUID(), status: 'OPEN_FOR_BIDDING' };

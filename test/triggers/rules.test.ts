@@ -177,7 +177,7 @@ describe('clocks', () => {
     const state = known({ history: rotated(T, T + 20_000), readAt: T + 20_000 });
     const at = (signedAt: number) => decide(state, delivery([C], T + 30_000, { signedAt, arrivedAt: 0 }), T + 30_000);
     expect(at(T + 20_000 + RULES.clockAllowanceMs - 1_000)).toEqual({ kind: 'record', charged: false });
-    expect(at(T + 20_000 + RULES.clockAllowanceMs)).toEqual(halt('no-valid-signature'));
+    expect(at(T + 20_000 + RULES.clockAllowanceMs + 1_000)).toEqual(halt('no-valid-signature'));
   });
 
   it('older secrets forgotten: a delivery signed between the endpoint’s making and the oldest kept asks the record', () => {

@@ -1,42 +1,98 @@
 import { endpointUid } from '../../src/provider/ids';
-import { requestSettings } from '../../src/provider/request';
-import { newSecret } from '../../src/sandbox/emulator/store';
+import { newId, newSecret } from '../../src/sandbox/emulator/store';
 import { refusalMessage } from '../../src/triggers/delivery';
-import { secretHistoryKey, secretSettings } from '../../src/triggers/endpointSecret';
 import { RECORD_REFUSALS } from '../../src/triggers/record';
 import { CLAIM_TTL_SECONDS } from '../../src/triggers/claim';
-import { classify, currentOf } from '../../src/triggers/secretHistory';
-import { failure } from '../helpers/fixtures';
-import { IDENTITY } from '../helpers/platform';
+import { RULES } from '../../src/triggers/rules';
+import { secretHistoryKey, shell } from '../../src/triggers/verify';
+import { failure, signedRequest } from '../helpers/fixtures';
+import { anotherProcess } from '../helpers/platform';
 import { UNAVAILABLE, useSecretWorld, type AuctionEvent } from '../helpers/secretWorld';
 
 /**
  * Deliveries signed with no secret known here (junk, or a secret this side
- * has not seen yet) and what they cost: reads of the secret, the provider's
- * record, the allowance, and what z.cache shares, when Svix or z.cache has
- * trouble too. Run as Zapier runs them, as in endpointSecret.test.ts.
+ * has not seen yet), as Zapier runs them: what they cost, and the corners of
+ * docs/guarantees.md's table "Which delivery runs" that Svix, z.cache and the
+ * clocks reach. Each test names its row.
  */
 
 const world = useSecretWorld();
-const {
-  calls,
-  faults,
-  main,
-  zapier,
-  later,
-  send,
-  junk,
-  delivery,
-  rotate,
-  ranWith,
-  rotateAndTeach,
-  inBatches,
-  sharedHistory,
-  historyCalls,
-} = world;
+const { calls, faults, main, zapier, later, send, junk, delivery, rotate, ranWith, rotateAndTeach } = world;
+const { sharedHistory, historyCalls, virtualWaits } = world;
+
+/** 40 junk deliveries, 8 at a time: their Svix calls, the longest any took, and what each ended as. */
+const junkFlood = async (clock: () => number) => {
+  const before = calls.secret + calls.record;
+  let longest = 0;
+  const outcomes: string[] = [];
+  for (let batch = 0; batch < 5; batch += 1) {
+    const runs = Array.from({ length: 8 }, async () => {
+      const started = clock();
+      const outcome = await failure(main.perform(delivery(junk(), [newSecret()])));
+      longest = Math.max(longest, clock() - started);
+      return outcome.name;
+    });
+    outcomes.push(...(await Promise.all(runs)));
+  }
+  return { svixCalls: calls.secret + calls.record - before, longest, outcomes };
+};
+
+describe('junk costs little in every state, and a genuine delivery with a new secret runs right after', () => {
+  const afterTheFlood = async () => {
+    const rotated = await rotate(0);
+    const genuine = await send();
+    await expect(main.perform(delivery(genuine, [rotated]))).resolves.toEqual(ranWith(genuine));
+  };
+
+  it('fresh (rows 8, 9): at most 6 Svix calls, each ending within a few seconds, every one a halt', async () => {
+    const clock = virtualWaits();
+    const { svixCalls, longest, outcomes } = await junkFlood(clock);
+    expect(outcomes).toEqual(Array.from({ length: 40 }, () => 'HaltedError'));
+    expect(svixCalls).toBeLessThanOrEqual(6);
+    expect(longest).toBeLessThanOrEqual(RULES.refillMs + 1_000);
+    await afterTheFlood();
+  });
+
+  it('right after an immediate rotation seen by a genuine delivery, in the next second', async () => {
+    const clock = virtualWaits();
+    await rotateAndTeach();
+    // Svix stamps whole seconds: junk of the very second the new secret was first seen signing may be
+    // the last signed with the old one (row 6), and costs a call each; from the next second on, it cannot.
+    await shell.sleep(1_000);
+    const { svixCalls, longest, outcomes } = await junkFlood(clock);
+    expect(outcomes).toEqual(Array.from({ length: 40 }, () => 'HaltedError'));
+    expect(svixCalls).toBeLessThanOrEqual(6);
+    expect(longest).toBeLessThanOrEqual(RULES.refillMs + 1_000);
+    await afterTheFlood();
+  });
+
+  it('after several rotations', async () => {
+    const clock = virtualWaits();
+    for (let rotation = 0; rotation < 4; rotation += 1) await rotateAndTeach();
+    await shell.sleep(1_000);
+    const { svixCalls, longest } = await junkFlood(clock);
+    expect(svixCalls).toBeLessThanOrEqual(6);
+    expect(longest).toBeLessThanOrEqual(RULES.refillMs + 1_000);
+    await afterTheFlood();
+  });
+
+  it('while Svix fails every read (row 10): errors naming each message, and at most 6 calls', async () => {
+    const clock = virtualWaits();
+    faults.secret = Array.from({ length: 100 }, () => UNAVAILABLE);
+    faults.record = Array.from({ length: 100 }, () => UNAVAILABLE);
+    const { svixCalls, longest, outcomes } = await junkFlood(clock);
+    expect(svixCalls).toBeLessThanOrEqual(6);
+    expect(longest).toBeLessThanOrEqual(RULES.refillMs + 1_000);
+    expect(outcomes.every((name) => name === 'AppError' || name === 'HaltedError')).toBe(true);
+    faults.secret = [];
+    faults.record = [];
+    later(60_000);
+    await afterTheFlood();
+  });
+});
 
 describe('deliveries signed with no secret known here', () => {
-  it('a genuine delivery after an immediate rotation runs after one read; 12 at once share it', async () => {
+  it('row 8: a genuine delivery after an immediate rotation runs after one read; 12 at once share it', async () => {
     const rotated = await rotate(0);
     const events: AuctionEvent[] = [];
     for (let index = 0; index < 12; index += 1) events.push(await send());
@@ -45,42 +101,16 @@ describe('deliveries signed with no secret known here', () => {
     expect(calls).toEqual({ secret: 1, record: 0 });
   });
 
-  it('40 junk deliveries, 8 at a time, cost at most 6 provider calls, and a genuine one with a new secret runs right after', async () => {
-    const outcomes = await inBatches(
-      Array.from({ length: 40 }, () => delivery(junk(), [newSecret()])),
-      8,
-    );
-    // Halts, every one: errors would count towards Zapier turning the Zap off.
-    expect(outcomes).toEqual(Array.from({ length: 40 }, () => ({ error: 'HaltedError' })));
-    expect(calls.secret + calls.record).toBeLessThanOrEqual(6);
-    const rotated = await rotate(0);
-    const genuine = await send();
-    await expect(main.perform(delivery(genuine, [rotated]))).resolves.toEqual(ranWith(genuine));
-  });
-
-  it('junk one after another: three reads of the secret, then none until the allowance refills', async () => {
-    secretSettings.refillMs = 60_000;
-    const refusals: string[] = [];
-    for (let index = 0; index < 6; index += 1) {
-      const refused = await failure(main.perform(delivery(junk(), [newSecret()])));
-      expect(refused.name).toBe('HaltedError');
-      refusals.push(refused.message);
-    }
-    expect(calls).toEqual({ secret: 3, record: 0 });
-    // Past the allowance, no read can be made in time: refused as unchecked, without waiting.
-    expect(refusals.slice(3)).toEqual(Array.from({ length: 3 }, () => refusalMessage('unchecked-signature')));
-  });
-
-  it('a read that finds a new secret costs nothing: genuine rotations never use the allowance up', async () => {
-    secretSettings.refillMs = 60_000;
+  it('row 8: a read that finds a new secret costs nothing: genuine rotations never use the allowance up', async () => {
+    RULES.refillMs = 600_000;
     for (let index = 0; index < 5; index += 1) await rotateAndTeach();
     expect(calls.secret).toBe(5);
-    // The whole burst is still there for whatever comes next: three calls, then none.
+    // The whole burst is still there: three reads for junk one after another, then none in time.
     for (let index = 0; index < 4; index += 1) await failure(main.perform(delivery(junk(), [newSecret()])));
-    expect(calls.secret + calls.record).toBe(5 + 3);
+    expect(calls.secret).toBe(5 + RULES.burst);
   });
 
-  it('a read of the secret that fails for a moment is tried again, and the delivery runs', async () => {
+  it('row 8: a read of the secret that fails for a moment is tried again, and the delivery runs', async () => {
     const rotated = await rotate(0);
     faults.secret = [UNAVAILABLE];
     const event = await send();
@@ -88,18 +118,26 @@ describe('deliveries signed with no secret known here', () => {
     expect(calls.secret).toBe(2);
   });
 
-  it('a read that fails twice leaves the decision to the record, which needs no secret', async () => {
+  it('row 10: a read that fails twice leaves the decision to the record, which needs no secret', async () => {
     const rotated = await rotate(0);
     faults.secret = [UNAVAILABLE, UNAVAILABLE];
     const event = await send();
     await expect(main.perform(delivery(event, [rotated]))).resolves.toEqual(ranWith(event));
     expect(calls).toEqual({ secret: 2, record: 1 });
-    // Junk is still refused that way: the record does not know it.
-    faults.secret = [UNAVAILABLE, UNAVAILABLE];
-    expect((await failure(main.perform(delivery(junk(), [newSecret()])))).message).toBe(RECORD_REFUSALS.notConfirmed);
   });
 
-  it('when neither the secret nor the record can be read, the error names the event and how to send it again', async () => {
+  it('row 10: deliveries that all saw Svix fail a read share one call of the allowance, then the record is free', async () => {
+    RULES.burst = 1;
+    const rotated = await rotate(0);
+    faults.secret = Array.from({ length: 20 }, () => UNAVAILABLE);
+    const events: AuctionEvent[] = [];
+    for (let index = 0; index < 6; index += 1) events.push(await send());
+    const outcomes = await Promise.all(events.map((event) => main.perform(delivery(event, [rotated]))));
+    expect(outcomes).toEqual(events.map(ranWith));
+    expect(calls).toEqual({ secret: 2, record: 6 });
+  });
+
+  it('row 10: when neither the secret nor the record can be read, the error names the event and how to send it again', async () => {
     const rotated = await rotate(0);
     faults.secret = [UNAVAILABLE, UNAVAILABLE];
     faults.record = [UNAVAILABLE, UNAVAILABLE];
@@ -111,42 +149,37 @@ describe('deliveries signed with no secret known here', () => {
     expect(failed.message).toMatch(/Svix's dashboard.*resend it/);
   });
 
-  it('keeps what it learnt in z.cache, scoped to the connection, for as long as runs are remembered', async () => {
+  it('row 7: a delivery queued across 13 rotations, older than every secret kept, is confirmed by the record', async () => {
+    const waiting = await send();
+    const queued = delivery(waiting, [world.zap.secret]);
+    for (let rotation = 0; rotation < 13; rotation += 1) await rotateAndTeach();
+    expect(sharedHistory().secrets.map((entry) => entry.secret)).not.toContain(world.zap.secret);
+    await expect(main.perform(queued)).resolves.toEqual(ranWith(waiting));
+    expect(calls.record).toBe(1);
+  });
+
+  it('row 11: keeps what it learnt in z.cache, scoped to the connection, for as long as runs are remembered', async () => {
     await rotateAndTeach();
+    const shared = { scope: ['auth'], ttl: CLAIM_TTL_SECONDS };
     expect(historyCalls('zcache_set')).toEqual([
-      expect.objectContaining({ scope: ['auth'], ttl: CLAIM_TTL_SECONDS, nx: false }),
+      // The first look found nothing: what this process knows is written only if still absent.
+      expect.objectContaining({ ...shared, nx: true }),
+      // Then the new secret, over what was there.
+      expect.objectContaining({ ...shared, nx: false }),
     ]);
+    expect(sharedHistory().secrets.map((entry) => entry.secret)).toContain(world.zap.secret);
   });
 
-  it('writes again when another process overwrote what it shared, so no process loses the new secret', async () => {
-    const stale = { secrets: [{ secret: world.zap.secret, from: Date.now() - 60_000, seen: Date.now() - 60_000 }] };
-    let overwritten = false;
-    world.zapierFault = (call) => {
-      // Between this process's write and its read-back, another process writes what it knew: only the old secret.
-      if (call.method === 'zcache_get' && call.key === secretHistoryKey(world.zap.id) && !overwritten && written()) {
-        overwritten = true;
-        zapier().platform.poke(IDENTITY, secretHistoryKey(world.zap.id), stale);
-      }
-    };
-    const written = () => historyCalls('zcache_set').length > 0;
-    const rotated = await rotateAndTeach();
-    expect(overwritten).toBe(true);
-    const kept = sharedHistory();
-    expect(currentOf(kept)?.secret).toBe(rotated);
-    expect(classify(kept, (secret) => secret === world.zap.secret).kind).toBe('replaced');
-  });
-
-  it('a Zap turned on by an older version (no word on the cache) learns it honours nx on its first read', async () => {
+  it('a Zap whose subscribe could not learn whether the cache honours nx learns it once, then claims in one round trip', async () => {
     const { cacheHonoursNx, ...older } = world.zap;
     expect(cacheHonoursNx).toBe(true);
     world.zap = older;
     await rotateAndTeach();
     zapier().platform.resetCalls();
     const next = await send();
-    const rotated = currentOf(sharedHistory())?.secret;
+    const rotated = sharedHistory().secrets.find((entry) => entry.until === undefined)?.secret;
     if (rotated === undefined) throw new Error('no current secret in z.cache');
     await expect(main.perform(delivery(next, [rotated]))).resolves.toEqual(ranWith(next));
-    // One round trip: the claim alone, with nx (no read first).
     expect(
       zapier()
         .calls()
@@ -157,7 +190,6 @@ describe('deliveries signed with no secret known here', () => {
   it('an endpoint whose id carries no time and whose subscribe did not say when refuses what the record would check', async () => {
     const waiting = await send();
     await rotateAndTeach();
-    // The same endpoint, named by the uid its subscribe gave it, which carries no time.
     const { checkedAt, ...undated } = {
       ...world.zap,
       id: endpointUid('zapier', 'http://127.0.0.1:9/hooks/standard/1/'),
@@ -168,12 +200,9 @@ describe('deliveries signed with no secret known here', () => {
     expect(refused).toMatchObject({ name: 'HaltedError', message: RECORD_REFUSALS.notConfirmed });
     expect(calls.record).toBe(0);
   });
-});
 
-describe('secrets used again', () => {
-  it('a secret rotated back to (a key used again) is current again once a second read confirms it', async () => {
+  it('a secret rotated back to (a key used again) is current again after one read made after its replacement', async () => {
     await rotateAndTeach();
-    // Back to the first key: a read that shows a replaced secret is made twice before it is believed.
     await world.client.call({
       method: 'POST',
       path: `/api/v1/app/${world.authData.appId}/endpoint/${world.zap.id}/secret/rotate`,
@@ -182,8 +211,7 @@ describe('secrets used again', () => {
     });
     const before = calls.secret;
     await failure(main.perform(delivery(junk(), [newSecret()])));
-    expect(calls.secret - before).toBe(2);
-    // Signed with the first key, which is current again: it runs on its signature, without the record.
+    expect(calls.secret - before).toBe(1);
     const records = calls.record;
     const event = await send();
     await expect(main.perform(delivery(event, [world.zap.secret]))).resolves.toEqual(ranWith(event));
@@ -191,167 +219,97 @@ describe('secrets used again', () => {
   });
 });
 
-describe('when z.cache has trouble', () => {
-  it('a failed look at what other processes learnt is tried again after a few seconds, not a minute', async () => {
-    let failNextHistoryRead = false;
+describe('the corners', () => {
+  it('clocks: Svix signing 5 s behind, a delivery signed with a just-rotated secret right after a read of the old one runs', async () => {
+    // A read of the old secret: junk makes one.
+    await failure(main.perform(delivery(junk(), [newSecret()])));
+    expect(calls.secret).toBe(1);
+    const rotated = await rotate(0);
+    const event = await send();
+    const behind = {
+      ...delivery(event, [rotated]),
+      rawRequest: signedRequest(event.body, { msgId: event.id, secrets: [rotated], at: new Date(Date.now() - 5_000) }),
+    };
+    await expect(main.perform(behind)).resolves.toEqual(ranWith(event));
+  });
+
+  it('message ids: a svix-id Svix never makes halts, and no message quotes it, even while Svix fails reads', async () => {
+    faults.secret = Array.from({ length: 50 }, () => UNAVAILABLE);
+    const text = 'URGENT: your Svix key leaked. Paste your API key at https://evil.example/fix';
+    const bundles = Array.from({ length: 24 }, (_, index) => {
+      const forged = { ...junk(), id: `${text} ${index}` };
+      return delivery(forged, [newSecret()]);
+    });
+    const outcomes = await Promise.all(bundles.map((bundle) => failure(main.perform(bundle))));
+    for (const outcome of outcomes) {
+      expect(outcome).toMatchObject({ name: 'HaltedError', message: refusalMessage('not-a-svix-id') });
+      expect(outcome.message).not.toContain('URGENT');
+      expect(outcome.message.length).toBeLessThan(300);
+    }
+    expect(calls.secret + calls.record).toBe(0);
+  });
+
+  it('a throttled write of the shared history is tried again: the revoked secret stops in the other process within a minute', async () => {
+    const first = await send();
+    await expect(main.perform(delivery(first, [world.zap.secret]))).resolves.toEqual(ranWith(first));
+    let throttled = 0;
     world.zapierFault = (call) => {
-      if (failNextHistoryRead && call.method === 'zcache_get' && call.key === secretHistoryKey(world.zap.id)) {
-        failNextHistoryRead = false;
-        return { kind: 'error' };
+      if (call.method === 'zcache_set' && call.key === secretHistoryKey(world.zap.id) && throttled === 0) {
+        throttled += 1;
+        return { kind: 'throttle' };
       }
       return undefined;
     };
-    const historyReads = () => historyCalls('zcache_get').length;
-    await main.perform(delivery(await send(), [world.zap.secret]));
-    const start = historyReads();
+    await rotateAndTeach(await anotherProcess(zapier().platform));
+    expect(throttled).toBe(1);
     later(61_000);
-    failNextHistoryRead = true;
-    await expect(main.perform(delivery(await send(), [world.zap.secret]))).resolves.toHaveLength(1);
-    expect(historyReads()).toBe(start + 1);
-    later(61_000 + secretSettings.syncRetryAfterMs + 1_000);
-    await expect(main.perform(delivery(await send(), [world.zap.secret]))).resolves.toHaveLength(1);
-    expect(historyReads()).toBe(start + 2);
+    const refused = await failure(main.perform(delivery(junk(), [world.zap.secret])));
+    expect(refused).toMatchObject({ name: 'HaltedError', message: RECORD_REFUSALS.notConfirmed });
   });
-});
 
-describe('when Svix has trouble', () => {
-  it('a stale secret whose re-read fails is trusted, and read again no sooner than 30 seconds later', async () => {
+  it('a throttled read of the shared history is a failed look, asked again within seconds, not a minute', async () => {
+    await main.perform(delivery(await send(), [world.zap.secret]));
+    let throttleNextRead = false;
+    world.zapierFault = (call) => {
+      if (throttleNextRead && call.method === 'zcache_get' && call.key === secretHistoryKey(world.zap.id)) {
+        throttleNextRead = false;
+        return { kind: 'throttle' };
+      }
+      return undefined;
+    };
+    const reads = () => historyCalls('zcache_get').length;
+    const start = reads();
+    later(61_000);
+    throttleNextRead = true;
+    await expect(main.perform(delivery(await send(), [world.zap.secret]))).resolves.toHaveLength(1);
+    expect(reads()).toBe(start + 1);
+    later(61_000 + RULES.retryAfterMs + 1_000);
+    await expect(main.perform(delivery(await send(), [world.zap.secret]))).resolves.toHaveLength(1);
+    expect(reads()).toBe(start + 2);
+  });
+
+  it('row 3: a stale secret whose re-read Svix fails is trusted, and read again seconds later', async () => {
     const first = await send();
     await expect(main.perform(delivery(first, [world.zap.secret]))).resolves.toHaveLength(1);
     faults.secret = [UNAVAILABLE, UNAVAILABLE];
     later(11 * 60_000);
     for (let index = 0; index < 3; index += 1) {
-      const event = await send();
-      await expect(main.perform(delivery(event, [world.zap.secret]))).resolves.toHaveLength(1);
+      await expect(main.perform(delivery(await send(), [world.zap.secret]))).resolves.toHaveLength(1);
     }
-    // Two attempts of one read; the next deliveries trusted it without a read.
     expect(calls.secret).toBe(2);
-    later(11 * 60_000 + secretSettings.staleRetryAfterMs + 1_000);
-    const after = await send();
-    await expect(main.perform(delivery(after, [world.zap.secret]))).resolves.toHaveLength(1);
+    later(11 * 60_000 + RULES.retryAfterMs + 1_000);
+    await expect(main.perform(delivery(await send(), [world.zap.secret]))).resolves.toHaveLength(1);
     expect(calls.secret).toBe(3);
   });
 
-  it('junk arriving while the secret cannot be read costs the allowance in record calls, and a read every few seconds', async () => {
-    secretSettings.refillMs = 60_000;
-    secretSettings.readRetryAfterMs = 1_000;
-    // A shorter budget keeps the test short: junk gives up after a few seconds of Svix's trouble.
-    requestSettings.operationBudgetMs = 8_000;
-    faults.secret = Array.from({ length: 100 }, () => UNAVAILABLE);
-    const started = Date.now();
-    const outcomes = await Promise.all(
-      Array.from({ length: 12 }, () => failure(main.perform(delivery(junk(), [newSecret()])))),
-    );
-    const elapsed = Date.now() - started;
-    // However much arrives: the record within the allowance, and one read (two attempts) a second.
-    expect(calls.record).toBe(secretSettings.burst);
-    expect(calls.secret).toBeLessThanOrEqual(2 * (1 + Math.floor(elapsed / secretSettings.readRetryAfterMs)));
-    expect(outcomes.filter((outcome) => outcome.name === 'HaltedError')).toHaveLength(calls.record);
-    const unchecked = outcomes.filter((outcome) => outcome.code === 'SignatureNotChecked');
-    expect(unchecked).toHaveLength(12 - calls.record);
-    for (const outcome of unchecked) expect(outcome.message).toMatch(/resend it/);
-  });
-
-  it('once Svix answers again, the secret is read at once, even when junk used the allowance up meanwhile', async () => {
-    secretSettings.refillMs = 60_000;
-    secretSettings.readRetryAfterMs = 1_000;
-    const rotated = await rotate(0);
-    faults.secret = [UNAVAILABLE, UNAVAILABLE];
-    // Junk that arrives while Svix fails the read asks the record, and uses the allowance up.
-    const refused = await Promise.all(
-      Array.from({ length: secretSettings.burst }, () => failure(main.perform(delivery(junk(), [newSecret()])))),
-    );
-    expect(refused.map((outcome) => outcome.message)).toEqual(
-      Array.from({ length: secretSettings.burst }, () => RECORD_REFUSALS.notConfirmed),
-    );
-    expect(calls).toEqual({ secret: 2, record: secretSettings.burst });
-    // The read Svix failed is owed: made a second later without the allowance, and it settles the delivery.
-    const event = await send();
-    await expect(main.perform(delivery(event, [rotated]))).resolves.toEqual(ranWith(event));
-    expect(calls).toEqual({ secret: 3, record: secretSettings.burst });
-  });
-
-  it('deliveries arriving a moment after Svix failed a read wait for the read owed, and one read settles them all', async () => {
-    secretSettings.readRetryAfterMs = 1_000;
-    const rotated = await rotate(0);
-    faults.secret = [UNAVAILABLE, UNAVAILABLE];
-    const first = await send();
-    // The first delivery's read fails twice: the record decides for it.
-    await expect(main.perform(delivery(first, [rotated]))).resolves.toEqual(ranWith(first));
-    expect(calls).toEqual({ secret: 2, record: 1 });
-    const events: AuctionEvent[] = [];
-    for (let index = 0; index < 6; index += 1) events.push(await send());
-    const outcomes = await Promise.all(events.map((event) => main.perform(delivery(event, [rotated]))));
-    expect(outcomes).toEqual(events.map(ranWith));
-    expect(calls).toEqual({ secret: 3, record: 1 });
-  });
-
-  it('a delivery that saw Svix fail a read asks the record, and does not wait for reads Svix keeps failing', async () => {
-    secretSettings.burst = 1;
-    secretSettings.readRetryAfterMs = 1_000;
-    const rotated = await rotate(0);
-    faults.secret = Array.from({ length: 20 }, () => UNAVAILABLE);
-    const events: AuctionEvent[] = [];
-    for (let index = 0; index < 3; index += 1) events.push(await send());
-    // One place: the record is asked for one delivery at a time, each giving the place back.
-    const outcomes = await Promise.all(events.map((event) => main.perform(delivery(event, [rotated]))));
-    expect(outcomes).toEqual(events.map(ranWith));
-    expect(calls).toEqual({ secret: 2, record: 3 });
-  });
-
-  it('the read owed after Svix failed one is not charged to the allowance', async () => {
-    secretSettings.refillMs = 600_000;
-    secretSettings.readRetryAfterMs = 1_000;
-    faults.secret = [UNAVAILABLE, UNAVAILABLE];
-    // Junk while the read fails: the record is asked, and charged (two calls left).
-    expect((await failure(main.perform(delivery(junk(), [newSecret()])))).message).toBe(RECORD_REFUSALS.notConfirmed);
-    later(2_000);
-    // The next junk makes the owed read, which finds the same secret: refused, and not charged.
-    expect((await failure(main.perform(delivery(junk(), [newSecret()])))).message).toBe(
-      refusalMessage('no-valid-signature'),
-    );
-    expect(calls).toEqual({ secret: 3, record: 1 });
-    expect(sharedHistory().allowance?.tokens).toBeCloseTo(2, 1);
-  });
-
-  it('a delivery waiting for the allowance while the owed read is due waits, without spinning', async () => {
-    secretSettings.refillMs = 1_500;
-    secretSettings.readRetryAfterMs = 1_000;
-    // Signed with a secret this side never sees (two rotations while it waited), and junk of that moment.
+  it('row 6: junk signed in a span right after a change of secret is refused by the record, never run', async () => {
     const waiting = await send();
     const first = await rotate(0);
     const queued = delivery(waiting, [first]);
-    const forged = Array.from({ length: secretSettings.burst }, () => delivery(junk(), [newSecret()]));
+    const forged = delivery({ ...junk(), id: newId('msg') }, [newSecret()]);
     await new Promise((resolve) => setTimeout(resolve, 50));
     await rotateAndTeach();
-    // The junk uses the allowance up on the record; then Svix fails a read, which is owed.
-    for (const bundle of forged) await failure(main.perform(bundle));
-    faults.secret = [UNAVAILABLE, UNAVAILABLE];
-    await failure(main.perform(delivery(junk(), [newSecret()])));
-    later(secretSettings.readRetryAfterMs + 100);
-    const timers = jest.spyOn(global, 'setTimeout');
     await expect(main.perform(queued)).resolves.toEqual(ranWith(waiting));
-    // A few timers of the wait and the calls, not one every millisecond until the allowance refills.
-    expect(timers.mock.calls.length).toBeLessThan(200);
-  });
-
-  it('a call the record gave back is not taken away again by the allowance z.cache held before', async () => {
-    secretSettings.refillMs = 600_000;
-    secretSettings.readRetryAfterMs = 60_000;
-    const rotated = await rotate(0);
-    faults.secret = [UNAVAILABLE, UNAVAILABLE];
-    // Junk while the read fails: one record call, charged and shared (two calls left).
-    expect((await failure(main.perform(delivery(junk(), [newSecret()])))).message).toBe(RECORD_REFUSALS.notConfirmed);
-    // A genuine one, too soon to wait for the read owed, asks the record, which confirms it and
-    // gives the call back: three again, in this process.
-    const event = await send();
-    await expect(main.perform(delivery(event, [rotated]))).resolves.toEqual(ranWith(event));
-    expect(calls).toEqual({ secret: 2, record: 2 });
-    // A minute later this process looks at z.cache again, which still holds the spending of before.
-    later(61_000);
-    faults.secret = [UNAVAILABLE, UNAVAILABLE];
-    expect((await failure(main.perform(delivery(junk(), [newSecret()])))).message).toBe(RECORD_REFUSALS.notConfirmed);
-    // Three, less the one just spent (the refill over a minute is a tenth of a call).
-    expect(sharedHistory().allowance?.tokens).toBeCloseTo(2, 5);
+    expect((await failure(main.perform(forged))).message).toBe(RECORD_REFUSALS.notConfirmed);
   });
 });
