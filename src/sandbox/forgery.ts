@@ -40,6 +40,9 @@ const FORGED_PAYLOAD = {
   status: 'LOTS_SOLD',
 } as const;
 
+/** Whether a delivery's body is a forgery's (every forgery carries the same made-up auction). */
+export const isForgedBody = (content: string): boolean => content.includes(`"${FORGED_PAYLOAD.auctionUuid}"`);
+
 /** A delivery that did not come from the provider now, in one of several shapes, under the message id given. */
 export const forge = async (zap: Zap, kind: Forgery, id: string, material: ForgeryMaterial = {}): Promise<void> => {
   const body = JSON.stringify(FORGED_PAYLOAD);

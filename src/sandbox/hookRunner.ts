@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { isRight } from 'fp-ts/Either';
 import type { Bundle } from 'zapier-platform-core';
@@ -102,6 +103,15 @@ const readBody = (request: IncomingMessage, limit: number): Promise<string | und
 
 const isItem = (value: unknown): value is AuctionStatusChangedItem =>
   typeof value === 'object' && value !== null && 'id' in value && 'status' in value && 'auctionUuid' in value;
+
+/**
+ * Which delivery's perform the code running now belongs to (its message id
+ * and body): what a call it makes to the provider can be counted against, as
+ * the soak counts the calls junk costs.
+ */
+const performing = new AsyncLocalStorage<{ messageId: string | undefined; content: string }>();
+export const performingFor = (): { messageId: string | undefined; content: string } | undefined =>
+  performing.getStore();
 
 export class HookRunner {
   private server: LoopbackServer | undefined;
@@ -265,7 +275,7 @@ export class HookRunner {
     const startedAt = Date.now();
     const base = { zap: zap.name, messageId, startedAt, overlapped };
     try {
-      const returned = await this.operation('perform', bundle);
+      const returned = await performing.run({ messageId, content }, () => this.operation('perform', bundle));
       const items = Array.isArray(returned) ? returned.filter(isItem) : [];
       return { ...base, outcome: items.length > 0 ? 'ran' : 'no-items', items, at: Date.now() };
     } catch (error) {

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { ClientRequest } from 'node:http';
 import { parseArgs } from 'node:util';
 import { runCommand } from '../cli/runCommand';
 import app from '../index';
@@ -7,8 +9,8 @@ import { runSetup } from '../setup/setup';
 import { AuctionService } from './auctions';
 import { ProviderEmulator, type Fault, type FaultContext } from './emulator';
 import { newId, newSecret } from './emulator/store';
-import { FORGERIES, forge, type Forgery } from './forgery';
-import { HookRunner, type ZapRun } from './hookRunner';
+import { FORGERIES, forge, isForgedBody, type Forgery } from './forgery';
+import { HookRunner, performingFor, type ZapRun } from './hookRunner';
 import { isRight } from 'fp-ts/Either';
 import { claimKey } from '../triggers/claim';
 import { secretHistoryKey } from '../triggers/verify';
@@ -49,6 +51,12 @@ export interface SoakOptions {
   rotations?: number;
   /** Each the round trip time of the platform stand-in's cache, so overlapping deliveries really overlap. */
   cacheDelayMs?: number;
+  /** Every third read and every third write of the shared history of the endpoint's secrets is throttled. */
+  historyFaults?: boolean;
+  /** How far Svix's signing clock is from this side's (negative: behind). */
+  signingOffsetMs?: number;
+  /** Junk deliveries sent at once right after each rotation (signed with no secret the endpoint had). */
+  junkBursts?: number;
   say?: (line: string) => void;
 }
 
@@ -78,6 +86,10 @@ export interface SoakResult {
   /** Reads of a message's record at the provider, for deliveries the current secret did not sign. */
   recordReads: number;
   secretReadFaults: number;
+  /** Junk sent in bursts right after rotations, and the calls to Svix that performs of any junk made. */
+  junkBurst: number;
+  junkSvixCalls: number;
+  historyFaults: number;
   failedRuns: number;
   /** For each lost event, its message id and what became of its deliveries. */
   lostDetail: string[];
@@ -95,8 +107,17 @@ export const soakLine = (result: SoakResult): string =>
   `transient_failures=${result.transientFailures} provider_retries=${result.providerRetries} ` +
   `cache_faults=${result.cacheFaults} unclaimed=${result.unclaimed} rotations=${result.rotations} ` +
   `secret_reads=${result.secretReads} secret_read_faults=${result.secretReadFaults} ` +
-  `record_reads=${result.recordReads} failed_runs=${result.failedRuns} ` +
+  `record_reads=${result.recordReads} history_faults=${result.historyFaults} junk_burst=${result.junkBurst} ` +
+  `junk_svix_calls=${result.junkSvixCalls} svix_calls_per_junk=${perJunk(result)} failed_runs=${result.failedRuns} ` +
   `peak_rss_mb=${result.peakRssMb} seconds=${result.seconds}`;
+
+/** What Node's HTTP client publishes when a request starts: the request. */
+const isClientRequest = (message: unknown): boolean =>
+  typeof message === 'object' && message !== null && 'request' in message && message.request instanceof ClientRequest;
+
+/** Svix calls that performs of forged and junk deliveries made, per such delivery. */
+const perJunk = (result: SoakResult): string =>
+  (result.junkSvixCalls / Math.max(1, result.forged + result.junkBurst)).toFixed(2);
 
 /** The grace period of every other rotation: deliveries signed before it may still wait in the queue after it ends. */
 const GRACE_SECONDS = 1;
@@ -154,10 +175,24 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     apiKey,
     limits: { maxMessagesPerApp: Math.max(20_000, options.events + 100) },
     fault: readFault,
+    ...(options.signingOffsetMs === undefined ? {} : { signingOffsetMs: options.signingOffsetMs }),
   });
+  // Every call to Svix a forged or junk delivery's perform makes, read off Node's HTTP client as it starts.
+  let junkSvixCalls = 0;
+  const countJunkCall = (message: unknown): void => {
+    const performing = performingFor();
+    if (performing && isForgedBody(performing.content) && isClientRequest(message)) junkSvixCalls += 1;
+  };
+  subscribe('http.client.request.start', countJunkCall);
   // Each claimed message meets at most one cache fault: core's client retries within the same call.
   const cacheFaulted = new Set<string>();
+  let historyCalls = 0;
+  let historyFaults = 0;
   const cacheFault = (call: CacheCall): RpcFault | undefined => {
+    if (options.historyFaults && call.key.startsWith('secrets:') && (historyCalls += 1) % 3 === 0) {
+      historyFaults += 1;
+      return { kind: 'throttle' };
+    }
     if (call.method !== 'zcache_set' || !call.key.startsWith('seen:') || cacheFaulted.has(call.key)) return undefined;
     if (!chosen(call.key, cacheFaultRate, 'cache')) return undefined;
     cacheFaulted.add(call.key);
@@ -189,6 +224,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     },
   });
   let redelivered = 0;
+  let junkBurst = 0;
   let rotated = 0;
   let forgeries = 0;
   let forgedWithRevoked = 0;
@@ -255,6 +291,11 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
         secret = key;
         rotated += 1;
         readsToFault += 1;
+        // Junk right after the rotation: signed with no secret the endpoint had, under made-up ids.
+        const burst = Array.from({ length: options.junkBursts ?? 0 }, () => newId('msg'));
+        for (const id of burst) forgedIds.add(id);
+        junkBurst += burst.length;
+        await Promise.all(burst.map((id) => forge(zap, 'wrong-secret', id)));
       }
       await auctionService.emitNext(3);
       const event = auctionService.emitted[auctionService.emitted.length - 1];
@@ -333,6 +374,9 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       secretReads,
       secretReadFaults,
       recordReads,
+      junkBurst,
+      junkSvixCalls,
+      historyFaults,
       failedRuns: runner.runs.filter((run) => run.outcome === 'failed').length,
       lostDetail,
       failedDetail,
@@ -340,6 +384,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       seconds: Math.round((Date.now() - started) / 100) / 10,
     };
   } finally {
+    unsubscribe('http.client.request.start', countJunkCall);
     clearInterval(sampler);
     await runner.stop();
     await emulator.stop();
@@ -347,17 +392,37 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   }
 };
 
-const USAGE = `Usage: npm run soak [-- --events N] [--share S] [--rotations R] [--json]
+const USAGE = `Usage: npm run soak [-- --events N] [--share S] [--rotations R] [--history-faults]
+                     [--svix-clock-behind SECONDS] [--junk-bursts N] [--json]
 
   --events N      auction events to send (default 10000, at most 100000)
   --share S       the share of events redelivered, forged, failed once and meeting a cache fault
                   (default 0.01)
   --rotations R   rotations of the endpoint's secret, each made as soon as it is due,
                   immediate and with a 1-second grace period in turn (default 3, at most 15)
+  --history-faults
+                  throttle every third read and write of what processes share of the secrets
+  --svix-clock-behind SECONDS
+                  Svix signs with a clock this many seconds behind this side's (at most 240)
+  --junk-bursts N junk deliveries sent at once right after each rotation (at most 100)
   --json          end with the result as one line of JSON instead of the summary line`;
 
+/** A whole number from `min` to `max`, or NaN. */
+const wholeNumber = (text: string | undefined, fallback: number, min: number, max: number): number => {
+  const value = text === undefined ? fallback : Number(text);
+  return Number.isInteger(value) && value >= min && value <= max ? value : Number.NaN;
+};
+
 export const main = async (argv: string[]): Promise<number> => {
-  let values: { events?: string; share?: string; rotations?: string; json?: boolean };
+  let values: {
+    events?: string;
+    share?: string;
+    rotations?: string;
+    'history-faults'?: boolean;
+    'svix-clock-behind'?: string;
+    'junk-bursts'?: string;
+    json?: boolean;
+  };
   try {
     ({ values } = parseArgs({
       args: argv,
@@ -365,6 +430,9 @@ export const main = async (argv: string[]): Promise<number> => {
         events: { type: 'string' },
         share: { type: 'string' },
         rotations: { type: 'string' },
+        'history-faults': { type: 'boolean' },
+        'svix-clock-behind': { type: 'string' },
+        'junk-bursts': { type: 'string' },
         json: { type: 'boolean' },
       },
     }));
@@ -372,18 +440,12 @@ export const main = async (argv: string[]): Promise<number> => {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
     return 2;
   }
-  const events = values.events === undefined ? 10_000 : Number(values.events);
+  const events = wholeNumber(values.events, 10_000, 1, 100_000);
   const share = values.share === undefined ? 0.01 : Number(values.share);
-  const rotations = values.rotations === undefined ? 3 : Number(values.rotations);
-  if (
-    !Number.isInteger(events) ||
-    events < 1 ||
-    events > 100_000 ||
-    !(share >= 0 && share <= 0.2) ||
-    !Number.isInteger(rotations) ||
-    rotations < 0 ||
-    rotations > 15
-  ) {
+  const rotations = wholeNumber(values.rotations, 3, 0, 15);
+  const behind = wholeNumber(values['svix-clock-behind'], 0, 0, 240);
+  const junkBursts = wholeNumber(values['junk-bursts'], 0, 0, 100);
+  if ([events, rotations, behind, junkBursts].some(Number.isNaN) || !(share >= 0 && share <= 0.2)) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
@@ -394,6 +456,9 @@ export const main = async (argv: string[]): Promise<number> => {
     failureRate: share,
     cacheFaultRate: share,
     rotations,
+    historyFaults: values['history-faults'] === true,
+    signingOffsetMs: -behind * 1000,
+    junkBursts,
     say: (line) => process.stdout.write(`${line}\n`),
   });
   process.stdout.write(`${values.json ? JSON.stringify(result) : soakLine(result)}\n`);

@@ -58,7 +58,6 @@ export interface Delivery {
 }
 
 export type Halt = 'not-a-svix-id' | 'no-valid-signature' | 'unchecked-signature';
-
 export type Step =
   | { kind: 'run' | 'look' | 'wait' }
   | { kind: 'record'; charged: boolean }
@@ -66,7 +65,6 @@ export type Step =
   | { kind: 'read'; charged: boolean; at: number }
   | { kind: 'halt'; why: Halt }
   | { kind: 'error'; why: 'unchecked-signature' };
-
 const halt = (why: Halt): Step => ({ kind: 'halt', why });
 
 /** Calls of the allowance left at `now` (fractional while it refills). */

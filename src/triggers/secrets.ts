@@ -11,7 +11,6 @@ const Seen = t.type({ secret: t.string, from: t.number, seen: t.number }, 'Secre
 const Later = t.partial({ until: t.number, firstSigned: t.number }, 'SecretLater');
 export const SecretEntry = t.intersection([Seen, Later], 'SecretEntry');
 export type SecretEntry = t.TypeOf<typeof SecretEntry>;
-
 export const SecretHistory = t.type({ secrets: t.array(SecretEntry) }, 'SecretHistory');
 export type SecretHistory = t.TypeOf<typeof SecretHistory>;
 
@@ -75,14 +74,11 @@ export const observeRead = (history: SecretHistory, secret: string, readAt: numb
 /** Two processes' knowledge as one: every secret either knew, and every replacement either saw. */
 export const merge = (a: SecretHistory, b: SecretHistory): SecretHistory => normalise([...a.secrets, ...b.secrets]);
 
-/** Whether `a` is earlier than `b`, either of which may not be known (later than any). */
-const earlier = (a: number | undefined, b: number | undefined): boolean => (a ?? Infinity) < (b ?? Infinity);
-
-/** Whether `shared` lacks something `mine` knows: a secret, its replacement, or when it first signed. */
+/** Whether `shared` lacks something `mine` knows: a secret, or its replacement (first signing times go along). */
 export const lacks = (shared: SecretHistory, mine: SecretHistory): boolean =>
   mine.secrets.some((entry) => {
     const there = shared.secrets.find((candidate) => candidate.secret === entry.secret);
-    return !there || earlier(entry.until, there.until) || earlier(entry.firstSigned, there.firstSigned);
+    return !there || (entry.until ?? Infinity) < (there.until ?? Infinity);
   });
 
 /** The history once a delivery signed at `signedAt` (Svix's clock) was seen signed with the current secret. */

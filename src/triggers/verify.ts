@@ -19,7 +19,6 @@ import { lacks, merge, observeRead, SecretHistory, signedByCurrent } from './sec
 
 /** The Zap's endpoint as its subscribe stored it, and the connection (connectionScope) it runs for. */
 export type Subscription = SubscribeData & { connection: string };
-
 /** `signed`: the delivered body is the event. `confirmed`: Svix's record has it, and `event` is its copy. */
 export type Verdict = { kind: 'signed' } | { kind: 'confirmed'; event: unknown };
 
@@ -30,12 +29,11 @@ export const shell = { sleep: pause };
 /** A look, a read and one waited for, a few waits for the record, the record: well within this. */
 const MAX_STEPS = 12;
 const NEVER = Number.NEGATIVE_INFINITY;
-
 type State = Known & { records: Set<Promise<unknown>>; reading?: Promise<boolean>; looking?: Promise<void> };
 /** One delivery's view of its endpoint. */
 type Endpoint = { z: ZObject; caller: () => Caller; subscription: Subscription; state: State; key: string };
-
 const ignore = (): undefined => undefined;
+
 /** The record check, loaded only when a delivery needs it: most never do, and every process starts faster. */
 const providerRecord = (): typeof ProviderRecord => require('./record');
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import nock from 'nock';
 import { humanise } from '../../src/fields/extraFields';
 import { LosslessNumber } from 'lossless-json';
-import { exactText, parseJson } from '../../src/provider/json';
+import { exactText, JsonTooDeep, MAX_JSON_DEPTH, parseJson } from '../../src/provider/json';
 import {
   APP_ID,
   ENDPOINT_ID,
@@ -12,6 +12,7 @@ import {
   newSecret,
   payload,
   signedRequest,
+  failure,
 } from '../helpers/fixtures';
 import { usePlatform } from '../helpers/platform';
 
@@ -70,11 +71,16 @@ describe('parseJson', () => {
     });
   });
 
-  it('refuses what JSON.parse refuses, and reads a body nested 5,000 deep', () => {
+  it('refuses what JSON.parse refuses; keeps numbers exact at every depth it reads, and refuses deeper', () => {
     for (const text of ['', '{', '{"a":01}', 'NaN', '\ufeff{}', '{"a":1} x'])
       expect(() => parseJson(text)).toThrow(SyntaxError);
-    const deep = `${'['.repeat(5_000)}9007199254740993${']'.repeat(5_000)}`;
-    expect(Array.isArray(parseJson(deep))).toBe(true);
+    const nested = (depth: number) =>
+      `{"lotId":9007199254740993,"x":${'['.repeat(depth - 1)}1${']'.repeat(depth - 1)}}`;
+    expect(parseJson(nested(MAX_JSON_DEPTH))).toEqual(expect.objectContaining({ lotId: exact('9007199254740993') }));
+    for (const depth of [MAX_JSON_DEPTH + 1, 5_000, 200_000])
+      expect(() => parseJson(nested(depth))).toThrow(JsonTooDeep);
+    // Brackets inside strings are text, not depth.
+    expect(parseJson(`{"s":"${'['.repeat(5_000)}"}`)).toEqual({ s: '['.repeat(5_000) });
   });
 
   /** A JSON value built from raw number tokens, written as text, with what reading it must give. */
@@ -160,6 +166,13 @@ describe('what a Zap receives', () => {
       auctioneer__name: 'Harbour',
       lotId: '1234567890123456789',
     });
+  });
+
+  it('a body nested deeper than the reader follows is refused in plain words, its big integer never rounded', async () => {
+    const deep = `{"auctioneerUuid":"a","auctionUuid":"b","status":"OPEN","lotId":9007199254740993,"x":${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
+    const refused = await failure(deliver(deep, messageIdAt(Date.now() - 1_000)));
+    expect(refused).toMatchObject({ code: 'InvalidPayload' });
+    expect(refused.message).toContain(`nested more than ${MAX_JSON_DEPTH} levels deep`);
   });
 
   it('Test trigger gives the very same item as the live delivery', async () => {

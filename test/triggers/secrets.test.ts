@@ -151,13 +151,13 @@ describe("two processes' histories merged", () => {
 });
 
 describe('what is shared and what spans are unseen', () => {
-  it('z.cache lacks a secret, a replacement or a first signing time this process knows', () => {
+  it('z.cache lacks a secret or a replacement this process knows; first signing times go along with them', () => {
     const shared = startingWith(S0, T, T);
     const mine = observeRead(shared, S1, T + 100);
     expect(lacks(shared, mine)).toBe(true);
     expect(lacks(mine, mine)).toBe(false);
-    expect(lacks(mine, signedByCurrent(mine, T + 90))).toBe(true);
-    expect(lacks(signedByCurrent(mine, T + 90), mine)).toBe(false);
+    expect(lacks(mine, signedByCurrent(mine, T + 90))).toBe(false);
+    expect(currentOf(merge(mine, signedByCurrent(mine, T + 90)))?.firstSigned).toBe(T + 90);
   });
 
   it('the current secret keeps the earliest signing time seen with it', () => {

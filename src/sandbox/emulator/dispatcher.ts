@@ -20,6 +20,8 @@ export interface DispatcherOptions {
   retryScheduleMs: readonly number[];
   attemptTimeoutMs: number;
   concurrency: number;
+  /** How far the signing clock is from this machine's (negative: behind), as Svix's may be from Zapier's. */
+  signingOffsetMs?: number;
 }
 
 interface Task {
@@ -145,7 +147,7 @@ export class Dispatcher {
     const payload = this.store.payloadOf(task.message);
     if (!endpoint || endpoint.disabled || this.stopped || payload === EXPIRED_PAYLOAD) return;
     const body = JSON.stringify(payload);
-    const timestamp = String(Math.floor(Date.now() / 1000));
+    const timestamp = String(Math.floor((Date.now() + (this.options.signingOffsetMs ?? 0)) / 1000));
     const outcome = await this.post(endpoint, task.message.id, timestamp, body);
     this.stats.attempts += 1;
     const at = Date.now();

@@ -76,6 +76,8 @@ export interface EmulatorOptions {
   clock?: () => number;
   /** Ids for the first Consumer Apps created, in order (the sandbox's fixed one), instead of new ones. */
   appIds?: readonly string[];
+  /** How far the clock that signs deliveries is from this machine's (negative: behind). */
+  signingOffsetMs?: number;
 }
 
 export interface EmulatorStats {
@@ -204,6 +206,7 @@ export class ProviderEmulator {
       retryScheduleMs: options.retryScheduleMs ?? SANDBOX_RETRY_SCHEDULE_MS,
       attemptTimeoutMs: options.attemptTimeoutMs ?? 5_000,
       concurrency: options.concurrency ?? 8,
+      ...(options.signingOffsetMs === undefined ? {} : { signingOffsetMs: options.signingOffsetMs }),
     });
   }
 
