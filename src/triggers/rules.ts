@@ -15,9 +15,9 @@ export const RULES = {
   freshForMs: 10 * 60_000,
   /** How far Svix's signing clock may be from this side's: what the signature allows. */
   clockAllowanceMs: 5 * 60_000,
-  /** Row 6: a change of secret found, or a delivery confirmed by the record, this recently. */
+  /** Rows 5, 6: a span found, or a delivery confirmed by the record, this recently makes a span live. */
   liveForMs: 60_000,
-  /** Rows 7 to 9: calls for deliveries that match no known secret: a burst, then one more every refillMs. */
+  /** Rows 6, 8, 10: calls for deliveries that match no known secret: a burst, then one more every refillMs. */
   burst: 3,
   refillMs: 5_000,
   /** No call is started with less time than this left; a charged read waits this long for others to share it. */
@@ -77,7 +77,7 @@ export const spend = (allowance: Known['allowance'], now: number): Known['allowa
 });
 
 /**
- * Rows 6, 7: a span in which a secret never seen here may have signed it: it
+ * Rows 5 to 7: a span in which a secret never seen here may have signed it: it
  * ends with the second of the first signing time seen with the next secret
  * (Svix's clock), or when that secret was found, allowing for the clocks.
  */
@@ -88,7 +88,7 @@ const spanOf = (known: Known, { signedAt }: Delivery) =>
       signedAt <= Math.min(next.firstSigned ?? Infinity, next.from + RULES.clockAllowanceMs),
   );
 
-/** Rows 6, 7 and 9: Svix's record, free while live, else with a call of the allowance or one under way. */
+/** Rows 5, 6 and 10: Svix's record, free while live, else with a call of the allowance or one under way. */
 const recordOr = (known: Known, delivery: Delivery, now: number, liveSince: number, instead: Step): Step => {
   if (now - Math.max(liveSince, known.confirmedAt) < RULES.liveForMs) return { kind: 'record', charged: false };
   if (callsLeft(known.allowance, now) >= 1 && now + RULES.callMs <= delivery.deadline) {
@@ -113,7 +113,7 @@ export const decide = (known: Known, delivery: Delivery, now: number): Step => {
   const settled =
     known.readAt >= delivery.arrivedAt || known.readAt > delivery.signedAt + 1_000 + RULES.clockAllowanceMs;
   const span = spanOf(known, delivery);
-  // Signed in the very second the next secret first signed: maybe by a newer one, so read for first.
+  // Row 7: signed in the very second the next secret first signed, maybe by a newer one: read for first.
   if (span && (settled || delivery.signedAt !== span.next.firstSigned)) {
     return recordOr(known, delivery, now, span.next.from, halt('unchecked-signature'));
   }

@@ -118,7 +118,7 @@ const read = (endpoint: Endpoint, charged: boolean, at: number): Promise<boolean
   return state.reading;
 };
 
-/** Rows 4 to 7: Svix's record decides (record.ts), and the Zap gets its copy of the event. */
+/** Rows 4 to 6 and 10: Svix's record decides (record.ts), and the Zap gets its copy of the event. */
 const record = ({ z, caller, subscription, state }: Endpoint, messageId: string, charged: boolean) => {
   if (charged) state.allowance = spend(state.allowance, Date.now());
   const check = { endpoint: subscription, messageId, attempts: state.troubleAt === NEVER ? 2 : 1 };

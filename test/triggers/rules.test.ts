@@ -81,7 +81,7 @@ describe('which delivery runs: the table, row by row', () => {
     expect(decide(state, delivery([A], now), now)).toEqual({ kind: 'record', charged: false });
   });
 
-  it('row 5: signed with no known secret and not settled: a read with a call of the allowance', () => {
+  it('row 8: signed with no known secret and not read for since it arrived: a read with a call of the allowance', () => {
     const now = T + 2_000;
     expect(decide(known(), delivery([C], now), now)).toEqual({ kind: 'read', charged: true, at: now });
     // A read under way is joined, for free.
@@ -91,7 +91,7 @@ describe('which delivery runs: the table, row by row', () => {
     expect(decide(spent, delivery([C], now), now)).toEqual({ kind: 'read', charged: true, at: now + RULES.refillMs });
   });
 
-  it('row 6: signed in a span a secret never seen here may have signed in, found lately: the record, free', () => {
+  it('row 5: signed in a span a secret never seen here may have signed in, found lately: the record, free', () => {
     // A was read at T, B found at T + 20 s: C may have come and gone between.
     const now = T + 30_000;
     const state = known({ history: rotated(T, T + 20_000), readAt: T + 20_000 });
@@ -105,7 +105,7 @@ describe('which delivery runs: the table, row by row', () => {
     expect(decide(live, arrivingLater, later)).toEqual({ kind: 'record', charged: false });
   });
 
-  it('row 7: in a span, not live, without a call of the allowance: waits for a record under way, else halts', () => {
+  it('row 6: in a span, not live, without a call of the allowance: waits for a record under way, else halts', () => {
     const now = T + 20_000 + RULES.liveForMs + 1;
     const state = known({ history: rotated(T, T + 20_000), allowance: { calls: 0, at: now } });
     const signedInSpan = delivery([C], now, { signedAt: T + 10_000, looked: true });
@@ -113,7 +113,7 @@ describe('which delivery runs: the table, row by row', () => {
     expect(decide({ ...state, records: { size: 1 } }, signedInSpan, now)).toEqual({ kind: 'wait' });
   });
 
-  it('row 8: no known secret, settled by a read since it arrived, outside every span: junk', () => {
+  it('row 9: no known secret, read for since it arrived, outside every span: junk', () => {
     const now = T + 2_000;
     const state = known({ readAt: now });
     expect(decide(state, delivery([C], now), now)).toEqual(halt('no-valid-signature'));
@@ -122,7 +122,7 @@ describe('which delivery runs: the table, row by row', () => {
     expect(decide(state, old, now + 1)).toEqual(halt('no-valid-signature'));
   });
 
-  it('row 9: no known secret, no call of the allowance within the deadline: halts as unchecked', () => {
+  it('row 8: no known secret, no call of the allowance within the deadline: halts as unchecked', () => {
     const now = T + 2_000;
     const spent = known({ allowance: { calls: 0, at: now } });
     expect(decide(spent, delivery([C], now, { deadline: now + RULES.refillMs }), now)).toEqual(
@@ -149,6 +149,16 @@ describe('which delivery runs: the table, row by row', () => {
     // Once per delivery, and not again within seconds of a failed look.
     expect(decide(known(), delivery([A], now, { looked: true }), now)).toEqual(RUN);
     expect(decide(known({ lookFailedAt: now - 1_000 }), delivery([A], now), now)).toEqual(RUN);
+  });
+});
+
+describe('row 7', () => {
+  it('signed in the very second the next secret first signed: read for first, then the record', () => {
+    const now = T + 30_000;
+    const state = known({ history: rotated(T, T + 20_000, T + 15_000), readAt: T + 20_000 });
+    const sameSecond = delivery([C], now, { signedAt: T + 15_000, looked: true });
+    expect(decide(state, sameSecond, now)).toEqual({ kind: 'read', charged: true, at: now });
+    expect(decide({ ...state, readAt: now }, sameSecond, now)).toEqual({ kind: 'record', charged: false });
   });
 });
 
