@@ -34,8 +34,8 @@ export const ROOT = resolve(__dirname, '../..');
  */
 export const newStage = (): string => mkdtempSync(join(tmpdir(), 'auction-status-zapier-stage-'));
 
-/** Folders of dist/ that hold the project's own tools, not the app. */
-const TOOLS = ['sandbox', 'setup', 'bench', 'docs', 'cli', 'package'];
+/** What in dist/ is the project's own: its tools' folders and the build's records (scripts/build.mjs). */
+const TOOLS = ['sandbox', 'setup', 'bench', 'docs', 'cli', 'package', '.tsbuildinfo', '.build-stamp'];
 
 export class PackageFailure extends Error {}
 

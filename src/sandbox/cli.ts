@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { commandLineAdvice, npmHint, optionsNpmTook, type Env } from '../cli/npmOptions';
 import { runCommand } from '../cli/runCommand';
 import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
@@ -49,28 +50,37 @@ const serve = async (port: number, apiKey: string, say: (line: string) => void):
   say('Stop with Ctrl+C.');
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    // Kept (not once): Ctrl+C reaches node twice, from the terminal and forwarded by npm.
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
   });
   await emulator.stop();
   return 0;
 };
 
-export const main = async (argv: string[]): Promise<number> => {
+const OPTIONS = {
+  events: { type: 'string' },
+  serve: { type: 'boolean' },
+  port: { type: 'string' },
+  'api-key': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const NPM_HINT = npmHint('npm start', '--events 3');
+
+/** Runs the sandbox; `env` is where npm leaves the options it took for itself. */
+export const main = async (argv: string[], env: Env = process.env): Promise<number> => {
   let values: { events?: string; serve?: boolean; port?: string; 'api-key'?: string; help?: boolean };
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        events: { type: 'string' },
-        serve: { type: 'boolean' },
-        port: { type: 'string' },
-        'api-key': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    ({ values } = parseArgs({ args: argv, options: OPTIONS, strict: true }));
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
+    process.stderr.write(`${commandLineAdvice(error, 'npm start', Object.keys(OPTIONS), env, NPM_HINT)}\n${USAGE}\n`);
+    return 2;
+  }
+  // `npm start --serve`: npm took every option, and the whole story would run instead of what was asked.
+  const took = optionsNpmTook(Object.keys(OPTIONS), env);
+  if (argv.length === 0 && took.length > 0) {
+    process.stderr.write(`npm took ${took.join(', ')} for itself, so npm start was given nothing. ${NPM_HINT}\n`);
     return 2;
   }
   if (values.help) {

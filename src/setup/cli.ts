@@ -1,4 +1,6 @@
 import { parseArgs } from 'node:util';
+import { askHidden, QuestionStopped } from '../cli/askHidden';
+import { commandLineAdvice, npmHint, optionsNpmTook } from '../cli/npmOptions';
 import { runCommand } from '../cli/runCommand';
 import { serverUrlFor } from '../provider/serverUrl';
 import { ProviderClient, ProviderFailure } from './client';
@@ -8,10 +10,13 @@ import { DEFAULT_APP_NAME, runSetup } from './setup';
 
 const USAGE = `Set up your Consumer App to receive the auction service's AUCTION_STATUS_CHANGE events.
 
-Usage: npm run setup -- --api-key KEY [--server-url URL] [--app-name NAME] [--endpoint-url URL]
+Usage: npm run setup -- [--server-url URL] [--app-name NAME] [--endpoint-url URL]
                         [--integration-key | --rotate-integration-key]
 
-  --api-key KEY               your Svix account's API Access Key (or set PROVIDER_API_KEY instead)
+The API Access Key of your Svix account is read from the SVIX_API_KEY environment variable
+(export SVIX_API_KEY=…, then run the set-up); without it, the set-up asks for the key and
+does not show what you type.
+
   --server-url URL            Svix's API address (default: from the key's region)
   --app-name NAME             the Consumer App's name (default: "${DEFAULT_APP_NAME}")
   --endpoint-url URL          also add an endpoint for a receiver that is not Zapier
@@ -22,7 +27,11 @@ Usage: npm run setup -- --api-key KEY [--server-url URL] [--app-name NAME] [--en
 
 Running it again changes nothing: it reuses what it made before.`;
 
-/** The set-up's options, as parseArgs takes them. */
+/**
+ * The set-up's options, as parseArgs takes them. --api-key still works for
+ * scripts written before SVIX_API_KEY, but is shown nowhere: a key typed on a
+ * command line stays in the shell's history and in the process list.
+ */
 const OPTIONS = {
   'api-key': { type: 'string' },
   'server-url': { type: 'string' },
@@ -33,43 +42,35 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+const OPTION_NAMES = Object.keys(OPTIONS);
+
 /** The command line read with OPTIONS; throws (with a `code`) on what the set-up does not take. */
 const parseOptions = (argv: string[]) => parseArgs({ args: argv, options: OPTIONS, strict: true });
 
-const NPM_HINT =
-  'If you ran `npm run setup --api-key …`, npm kept the options for itself: put -- before them, as in `npm run setup -- --api-key …`.';
+const NPM_HINT = npmHint('npm run setup', '--integration-key');
 
-/** Options npm took for itself (`npm run setup --api-key …` without `--`): it hands them over as npm_config_* variables. */
-const optionsNpmTook = (env: CliIo['env']): string[] =>
-  Object.keys(OPTIONS)
-    .filter((name) => env[`npm_config_${name.replace(/-/g, '_')}`] !== undefined)
-    .map((name) => `--${name}`);
-
-/**
- * What was wrong with the command line, in words of the set-up's own: never
- * what was typed, which may well be the key (a value whose option npm took,
- * left behind as a stray argument).
- */
-const commandLineProblem = (error: unknown, env: CliIo['env']): string => {
-  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
-  const problem =
-    code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL'
-      ? 'The set-up was given something that is not one of its options (not shown here, in case it is your key).'
-      : code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
-        ? 'The set-up was given an option it does not know (not shown here, in case it holds your key).'
-        : code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE'
-          ? 'An option of the set-up was given without its value, or with a value it does not take.'
-          : 'The set-up could not read its options.';
-  const took = optionsNpmTook(env);
-  const npm = took.length > 0 ? ` npm took ${took.join(', ')} for itself.` : '';
-  return `${problem}${npm} ${NPM_HINT}`;
-};
+const KEY_MISSING =
+  'The API Access Key is missing. Create one on the API Access page of your Svix dashboard, then either run ' +
+  '`export SVIX_API_KEY=` followed by the key and run the set-up again, or run the set-up in a terminal, ' +
+  'where it asks for the key.';
 
 export interface CliIo {
   out: (line: string) => void;
   err: (line: string) => void;
   env: Record<string, string | undefined>;
+  /**
+   * Asks for the key without showing what is typed: given only when the set-up
+   * runs in a terminal (without one, a missing key is an error).
+   */
+  askKey?: () => Promise<string>;
 }
+
+/** The key: from the environment, or asked for in a terminal; '' when there is none. */
+const readKey = async (given: string | undefined, io: CliIo): Promise<string> => {
+  const fromEnv = (given ?? io.env.SVIX_API_KEY ?? io.env.PROVIDER_API_KEY ?? '').trim();
+  if (fromEnv !== '' || io.askKey === undefined) return fromEnv;
+  return (await io.askKey()).trim();
+};
 
 /** Runs the set-up command; returns the process exit code. */
 export const main = async (argv: string[], io: CliIo): Promise<number> => {
@@ -77,19 +78,24 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
   try {
     ({ values } = parseOptions(argv));
   } catch (error) {
-    io.err(`${commandLineProblem(error, io.env)}\n\n${USAGE}`);
+    io.err(`${commandLineAdvice(error, 'The set-up', OPTION_NAMES, io.env, NPM_HINT)}\n\n${USAGE}`);
     return 2;
   }
   if (values.help) {
     io.out(USAGE);
     return 0;
   }
-  const apiKey = (values['api-key'] ?? io.env.PROVIDER_API_KEY ?? '').trim();
+  let apiKey: string;
+  try {
+    apiKey = await readKey(values['api-key'], io);
+  } catch (error) {
+    if (!(error instanceof QuestionStopped)) throw error;
+    io.err('The set-up stopped before it was given a key: nothing was changed.');
+    return 2;
+  }
   if (apiKey === '') {
-    const npmTookIt = optionsNpmTook(io.env).length > 0 ? ` ${NPM_HINT}` : '';
-    io.err(
-      `The API Access Key is missing: pass --api-key (create one on the API Access page of Svix's dashboard).${npmTookIt}\n\n${USAGE}`,
-    );
+    const npmTookIt = optionsNpmTook(OPTION_NAMES, io.env).length > 0 ? ` ${NPM_HINT}` : '';
+    io.err(`${KEY_MISSING}${npmTookIt}\n\n${USAGE}`);
     return 2;
   }
   const server = serverUrlFor(apiKey, values['server-url'], 'setup');
@@ -177,6 +183,12 @@ if (require.main === module) {
     out: (line) => process.stdout.write(`${line}\n`),
     err: (line) => process.stderr.write(`${line}\n`),
     env: process.env,
+    ...(process.stdin.isTTY
+      ? {
+          askKey: () =>
+            askHidden('API Access Key of your Svix account (not shown as you type): ', process.stdin, process.stderr),
+        }
+      : {}),
   };
   runCommand(() => main(process.argv.slice(2), io), 'Set-up failed unexpectedly');
 }

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { main as setup } from '../../src/setup/cli';
 import { SANDBOX_APP_ID } from '../../src/sandbox/cli';
 import { zapierHeaderName } from '../../src/sandbox/hookRunner';
-import { unusedPort } from '../../src/sandbox/net';
+import { listenOnLoopback, unusedPort } from '../../src/sandbox/net';
 
 /**
  * `npm start` end to end, in a child process exactly as a newcomer runs it
@@ -29,6 +30,29 @@ const collect = async (args: string[]): Promise<{ code: number | null; out: stri
   child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
   const [code] = await once(child, 'exit');
   return { code: typeof code === 'number' ? code : null, out, err };
+};
+
+/** Resolves once `npm start -- --serve` says it is ready; rejects if it exits first. */
+const untilListening = (child: ReturnType<typeof npm>): Promise<void> =>
+  new Promise((ready, failed) => {
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      if (out.includes('Stop with Ctrl+C')) ready();
+    });
+    child.once('exit', () => failed(new Error(`exited before listening: ${out}`)));
+  });
+
+/** Whether a server could listen on the port now (nothing holds it). */
+const portIsFree = async (port: number): Promise<boolean> => {
+  const probe = createServer();
+  try {
+    await listenOnLoopback(probe, port);
+  } catch {
+    return false;
+  }
+  await new Promise<void>((closed) => probe.close(() => closed()));
+  return true;
 };
 
 const summaryOf = (line: string): Record<string, number> =>
@@ -82,6 +106,46 @@ describe('npm start', () => {
     expect(err).toMatch(/--events takes a whole number/);
   }, 60_000);
 
+  it('says to put -- before the options when npm took them (npm start --events 3)', async () => {
+    const { code, err } = await collect(['start', '--events', '3']);
+    expect(code).toBe(2);
+    expect(err).toContain('npm took --events for itself');
+    expect(err).toContain('If you ran `npm start --events 3`');
+    expect(err).toContain('`npm start -- --events 3`');
+    // `npm start --serve`: nothing is left for the sandbox, which says so rather than run the story.
+    const serve = await collect(['start', '--serve']);
+    expect(serve.code).toBe(2);
+    expect(serve.err).toContain('npm took --serve for itself');
+    expect(serve.out).not.toMatch(/summary:/);
+  }, 60_000);
+
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    '--serve stops and frees its port when npm itself is sent %s (kill PID, Ctrl+C)',
+    async (signal) => {
+      const port = await unusedPort();
+      const child = npm(['start', '--', '--serve', '--port', String(port)]);
+      try {
+        await untilListening(child);
+        if (child.pid !== undefined) process.kill(child.pid, signal);
+        const deadline = Date.now() + 5_000;
+        while (!(await portIsFree(port))) {
+          if (Date.now() > deadline) throw new Error(`port ${port} still taken 5 s after ${signal} to npm`);
+          await new Promise((wait) => setTimeout(wait, 100));
+        }
+      } finally {
+        // Whatever is left of npm's process group (npm itself may be gone), so a failure leaves nothing running.
+        if (child.pid !== undefined) {
+          try {
+            process.kill(-child.pid, 'SIGKILL');
+          } catch {
+            // nothing left
+          }
+        }
+      }
+    },
+    60_000,
+  );
+
   it("--serve runs the emulator with the sandbox's Consumer App and a few events, which npm run setup can use, until stopped", async () => {
     const port = await unusedPort();
     const child = npm(['start', '--', '--serve', '--port', String(port), '--api-key', 'testsk_served']);
@@ -102,8 +166,12 @@ describe('npm start', () => {
       // A key given on the command line is not printed back.
       expect(out).not.toContain('testsk_served');
       const lines: string[] = [];
-      const io = { out: (line: string) => lines.push(line), err: (line: string) => lines.push(line), env: {} };
-      expect(await setup(['--api-key', 'testsk_served', '--server-url', listening], io)).toBe(0);
+      const io = {
+        out: (line: string) => lines.push(line),
+        err: (line: string) => lines.push(line),
+        env: { SVIX_API_KEY: 'testsk_served' },
+      };
+      expect(await setup(['--server-url', listening], io)).toBe(0);
       expect(lines.join('\n')).toMatch(/Consumer App ID: app_/);
     } finally {
       const exited = once(child, 'exit');

@@ -20,8 +20,8 @@ afterEach(async () => {
 const run = async (...flags: string[]) => {
   const out: string[] = [];
   const err: string[] = [];
-  const io: CliIo = { out: (line) => out.push(line), err: (line) => err.push(line), env: {} };
-  const code = await main(['--api-key', KEY, '--server-url', url, ...flags], io);
+  const io: CliIo = { out: (line) => out.push(line), err: (line) => err.push(line), env: { SVIX_API_KEY: KEY } };
+  const code = await main(['--server-url', url, ...flags], io);
   return { code, out: out.join('\n'), err: err.join('\n') };
 };
 
@@ -101,8 +101,9 @@ describe('npm run setup -- --integration-key', () => {
 
   it('keeps its exit codes and wording when the key is refused', async () => {
     const out: string[] = [];
-    const io: CliIo = { out: (line) => out.push(line), err: (line) => out.push(line), env: {} };
-    const code = await main(['--api-key', 'testsk_wrong', '--server-url', url, '--integration-key'], io);
+    const env = { SVIX_API_KEY: 'testsk_wrong' };
+    const io: CliIo = { out: (line) => out.push(line), err: (line) => out.push(line), env };
+    const code = await main(['--server-url', url, '--integration-key'], io);
     expect(code).toBe(1);
     expect(out.join('\n')).toMatch(/did not accept the API Access Key .*run the set-up again/);
   });

@@ -3,6 +3,7 @@ import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/provide
 import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulator';
 import { unusedPort } from '../../src/sandbox/net';
 import { ProviderClient } from '../../src/setup/client';
+import { QuestionStopped } from '../../src/cli/askHidden';
 import { main, type CliIo } from '../../src/setup/cli';
 import { appUidFor, runSetup } from '../../src/setup/setup';
 
@@ -104,7 +105,7 @@ describe('runSetup', () => {
 describe('npm run setup (the command)', () => {
   it('prints the Consumer App ID and what to send to support, never the key', async () => {
     await start();
-    const result = await run(['--api-key', KEY, '--server-url', url, '--endpoint-url', 'http://127.0.0.1:9/in']);
+    const result = await run(['--server-url', url, '--endpoint-url', 'http://127.0.0.1:9/in'], { SVIX_API_KEY: KEY });
     expect(result.code).toBe(0);
     expect(result.out).toMatch(/Consumer App ID: app_[A-Za-z0-9]{27}/);
     expect(result.out).toMatch(/Endpoint ID: ep_[A-Za-z0-9]{27}/);
@@ -113,16 +114,67 @@ describe('npm run setup (the command)', () => {
     expect(`${result.out}${result.err}`).not.toContain(KEY);
   });
 
-  it('takes the key from PROVIDER_API_KEY', async () => {
+  it('takes the key from PROVIDER_API_KEY too, and from --api-key, which scripts may still pass', async () => {
     await start();
     const result = await run(['--server-url', url], { PROVIDER_API_KEY: KEY });
     expect(result.code).toBe(0);
     expect(result.out).not.toContain(KEY);
+    const given = await run(['--api-key', KEY, '--server-url', url]);
+    expect(given.code).toBe(0);
+    expect(`${given.out}${given.err}`).not.toContain(KEY);
+  });
+
+  it('asks for the key in a terminal when SVIX_API_KEY is not set, and uses the answer', async () => {
+    await start();
+    let asked = 0;
+    const out: string[] = [];
+    const io: CliIo = {
+      out: (line) => out.push(line),
+      err: (line) => out.push(line),
+      env: {},
+      askKey: async () => {
+        asked += 1;
+        return ` ${KEY}\n`;
+      },
+    };
+    expect(await main(['--server-url', url], io)).toBe(0);
+    expect(asked).toBe(1);
+    expect(out.join('\n')).toMatch(/Consumer App ID: app_/);
+    expect(out.join('\n')).not.toContain(KEY);
+    // With the key in the environment, it does not ask.
+    expect(await main(['--server-url', url], { ...io, env: { SVIX_API_KEY: KEY } })).toBe(0);
+    expect(asked).toBe(1);
+  });
+
+  it('stops with exit code 2, changing nothing, when the question is stopped (Ctrl+C)', async () => {
+    await start();
+    const err: string[] = [];
+    const io: CliIo = {
+      out: () => undefined,
+      err: (line) => err.push(line),
+      env: {},
+      askKey: () => Promise.reject(new QuestionStopped('stopped at the question')),
+    };
+    expect(await main(['--server-url', url], io)).toBe(2);
+    expect(err.join('\n')).toMatch(/stopped before it was given a key/);
+    expect(emulator.stats().requests).toBe(0);
+  });
+
+  it('without a terminal and without a key: exit code 2, saying to set SVIX_API_KEY, and --api-key shown nowhere', async () => {
+    await start();
+    const missing = await run(['--server-url', url]);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/API Access Key is missing/);
+    expect(missing.err).toContain('export SVIX_API_KEY=');
+    expect(missing.err).not.toContain('--api-key');
+    const help = await run(['--help']);
+    expect(help.out).toContain('SVIX_API_KEY');
+    expect(help.out).not.toContain('--api-key');
   });
 
   it('ends with exit code 1 and a plain message for a rejected key, without echoing it', async () => {
     await start();
-    const result = await run(['--api-key', 'testsk_notTheRightOne', '--server-url', url]);
+    const result = await run(['--server-url', url], { SVIX_API_KEY: 'testsk_notTheRightOne' });
     expect(result.code).toBe(1);
     expect(result.err).toMatch(/did not accept the API Access Key .*run the set-up again/);
     expect(result.err).not.toMatch(/Reconnect/);
@@ -131,7 +183,7 @@ describe('npm run setup (the command)', () => {
 
   it('ends with exit code 1 when the provider cannot be reached', async () => {
     await start();
-    const result = await run(['--api-key', KEY, '--server-url', `http://127.0.0.1:${await unusedPort()}`]);
+    const result = await run(['--server-url', `http://127.0.0.1:${await unusedPort()}`], { SVIX_API_KEY: KEY });
     expect(result.code).toBe(1);
     expect(result.err).toMatch(/Could not reach Svix/);
   });
@@ -148,7 +200,7 @@ describe('npm run setup (the command)', () => {
             }
           : undefined,
     });
-    const result = await run(['--api-key', KEY, '--server-url', url]);
+    const result = await run(['--server-url', url], { SVIX_API_KEY: KEY });
     expect(result.code).toBe(1);
     expect(result.err).toMatch(/^Set-up stopped: /);
     expect(result.err).toMatch(/403/);
@@ -159,7 +211,7 @@ describe('npm run setup (the command)', () => {
     const missing = await run([]);
     expect(missing.code).toBe(2);
     expect(missing.err).toMatch(/API Access Key is missing/);
-    const unknown = await run(['--api-key', KEY, '--colour', 'red']);
+    const unknown = await run(['--colour', 'red'], { SVIX_API_KEY: KEY });
     expect(unknown.code).toBe(2);
     expect(unknown.err).toMatch(/Usage: npm run setup/);
   });
@@ -194,19 +246,21 @@ describe('npm run setup (the command)', () => {
       // `npm run setup --api-key sk_live_…`: npm keeps --api-key, and the key is left as an argument.
       const swallowed = await run([STRAY], { npm_config_api_key: 'true' });
       expect(swallowed.err).toMatch(/npm took --api-key for itself/);
-      expect(swallowed.err).toContain('npm run setup -- --api-key …');
+      expect(swallowed.err).toContain('npm run setup -- --integration-key');
       // `npm run setup --api-key=sk_live_…`: npm keeps the whole option, value and all.
       const taken = await run([], { npm_config_api_key: STRAY });
       expect(taken.code).toBe(2);
       expect(taken.err).toMatch(/API Access Key is missing/);
-      expect(taken.err).toContain('npm run setup -- --api-key …');
+      expect(taken.err).toContain('npm run setup -- --integration-key');
       expect(printed(taken)).not.toContain(STRAY);
     });
   });
 
   it('refuses --integration-key together with --rotate-integration-key, saying what each does, and calls nothing', async () => {
     await start();
-    const result = await run(['--api-key', KEY, '--server-url', url, '--integration-key', '--rotate-integration-key']);
+    const result = await run(['--server-url', url, '--integration-key', '--rotate-integration-key'], {
+      SVIX_API_KEY: KEY,
+    });
     expect(result.code).toBe(2);
     expect(result.err).toMatch(
       /--integration-key \(make the key for Zapier, once\) or --rotate-integration-key \(replace it\), not both/,
@@ -216,7 +270,7 @@ describe('npm run setup (the command)', () => {
 
   it('refuses a plain-http server URL that is not on this machine', async () => {
     await start();
-    const result = await run(['--api-key', KEY, '--server-url', 'http://api.example.com']);
+    const result = await run(['--server-url', 'http://api.example.com'], { SVIX_API_KEY: KEY });
     expect(result.code).toBe(2);
     expect(result.err).toMatch(/https/);
   });

@@ -1,0 +1,41 @@
+// Builds dist/ from src/ only when something it is made from changed since the last build, so that
+// `npm start` and `npm run setup` start their own work at once when nothing did. The stamp
+// (dist/.build-stamp) takes the time the last successful build began: a file edited during a build
+// is newer, and the next run builds again. `--force` always builds. tsc itself runs incrementally
+// (its record under dist/, gone with dist/), so a build after a small change is quick too.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const STAMP = join(ROOT, 'dist', '.build-stamp');
+/** What dist/ is made from. Folders count too: deleting or renaming a file changes theirs. */
+const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
+
+const newest = (path) => {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (!stat) return 0;
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return readdirSync(path).reduce((latest, name) => Math.max(latest, newest(join(path, name))), stat.mtimeMs);
+};
+
+const stampTime = statSync(STAMP, { throwIfNoEntry: false })?.mtimeMs;
+const fresh =
+  !process.argv.includes('--force') &&
+  stampTime !== undefined &&
+  Math.max(...INPUTS.map((input) => newest(join(ROOT, input)))) < stampTime;
+
+if (!fresh) {
+  const began = new Date();
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const args = ['-p', 'tsconfig.build.json', '--incremental', '--tsBuildInfoFile', 'dist/.tsbuildinfo'];
+  const { status, error } = spawnSync(process.execPath, [tsc, ...args], { cwd: ROOT, stdio: 'inherit' });
+  if (error || status !== 0) {
+    process.stderr.write('The TypeScript build failed (see above); dist/ was not marked as up to date.\n');
+    process.exit(status || 1);
+  }
+  writeFileSync(STAMP, '');
+  utimesSync(STAMP, began, began);
+}
