@@ -5,7 +5,17 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   // The built package has its own suite (npm run test:package).
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/package/'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
+    // The provider's SDK (svix 2) ships ES modules only, and jest loads modules
+    // as CommonJS: its files alone are compiled to CommonJS for the tests.
+    '/node_modules/svix/.+\\.mjs$': [
+      'ts-jest',
+      { tsconfig: { allowJs: true, module: 'commonjs', target: 'ES2022' }, isolatedModules: true },
+    ],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!svix/)'],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'json', 'node'],
   // The network is closed in tests: every provider call is mocked or goes to loopback.
   setupFilesAfterEnv: ['<rootDir>/test/setup.ts'],
   // zapier-platform-core patches Node's http/https once per process, capturing

@@ -4,7 +4,7 @@ import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulat
 import { listenOnLoopback } from '../../src/sandbox/net';
 import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/provider/eventType';
 import { timeOfProviderId } from '../../src/provider/ksuid';
-import { startReceiver, stringHeaders, type Receiver } from '../helpers/receiver';
+import { startReceiver, stringHeaders, type Received, type Receiver } from '../helpers/receiver';
 import {
   apiError,
   recordingFetch,
@@ -63,6 +63,16 @@ const registerEventType = () =>
   });
 
 const payload = { auctioneerUuid: 'a1', auctionUuid: 'b2', status: 'OPEN_FOR_BIDDING' };
+
+/**
+ * A delivery's payload once the SDK's verifier accepts its signature with
+ * `secret` (svix 2's verify returns nothing and throws when it refuses).
+ */
+const verifiedPayload = (secret: string, delivery: Received): unknown => {
+  new Webhook(secret).verify(delivery.body, stringHeaders(delivery.headers));
+  const parsed: unknown = JSON.parse(delivery.body);
+  return parsed;
+};
 
 afterEach(async () => {
   // Every answer the SDK saw in this test matches the provider's schema.
@@ -161,17 +171,17 @@ describe('Consumer Apps', () => {
 });
 
 describe('event types', () => {
-  it('creates (409 when it exists), reads, updates with PUT and lists', async () => {
+  it('creates (409 when it exists), reads, upserts with PUT and lists', async () => {
     await start();
     const created = await registerEventType();
     expect(created.schemas).toEqual(auctionStatusChangeEventType.schemas);
     expect((await apiError(registerEventType())).code).toBe(409);
     expect((await svix.eventType.get(EVENT_TYPE_NAME)).description).toBe(auctionStatusChangeEventType.description);
-    const updated = await svix.eventType.update(EVENT_TYPE_NAME, { description: 'Changed', schemas: {} });
+    const updated = await svix.eventType.upsert(EVENT_TYPE_NAME, { description: 'Changed', schemas: {} });
     expect(updated.description).toBe('Changed');
     expect((await svix.eventType.get(EVENT_TYPE_NAME)).schemas).toEqual({});
     // PUT on a name that does not exist yet creates it.
-    await svix.eventType.update('AUCTION_ARCHIVED', { description: 'Archived auctions' });
+    await svix.eventType.upsert('AUCTION_ARCHIVED', { description: 'Archived auctions' });
     expect((await svix.eventType.list()).data.map((eventType) => eventType.name)).toEqual([
       EVENT_TYPE_NAME,
       'AUCTION_ARCHIVED',
@@ -185,17 +195,18 @@ describe('event types', () => {
 });
 
 describe('endpoints', () => {
-  it('creates with the old filterTypes name and reads it back as eventTypes, by id or uid', async () => {
+  it('creates with eventTypes or the older filterTypes name and reads it back as eventTypes, by id or uid', async () => {
     const url = await start();
     const app = await svix.application.create({ name: 'Endpoints' });
     await registerEventType();
     const endpoint = await svix.endpoint.create(app.id, {
       url: 'http://127.0.0.1:9/hook',
       uid: 'zap-1',
-      filterTypes: [EVENT_TYPE_NAME],
+      eventTypes: [EVENT_TYPE_NAME],
       description: 'Belongs to a Zap',
     });
     expect(endpoint.id).toMatch(/^ep_[A-Za-z0-9]{27}$/);
+    expect(endpoint.eventTypes).toEqual([EVENT_TYPE_NAME]);
     expect((await svix.endpoint.get(app.id, 'zap-1')).id).toBe(endpoint.id);
     const raw: unknown = await fetch(`${url}/api/v1/app/${app.id}/endpoint/${endpoint.id}`, {
       headers: { Authorization: `Bearer ${KEY}` },
@@ -207,6 +218,13 @@ describe('endpoints', () => {
       uid: 'zap-1',
     });
     expect((await svix.endpoint.list(app.id)).data.map((listed) => listed.id)).toEqual([endpoint.id]);
+    // svix 2 sends only eventTypes; clients of the older contract still send filterTypes.
+    const older = await call('POST', `/api/v1/app/${app.id}/endpoint`, {
+      url: 'http://127.0.0.1:9/older',
+      filterTypes: [EVENT_TYPE_NAME],
+    });
+    expect(older).toMatchObject({ status: 201, body: { eventTypes: [EVENT_TYPE_NAME] } });
+    expect(older.body).not.toHaveProperty('filterTypes');
   });
 
   it('refuses both field names at once, and an event type that does not exist (422)', async () => {
@@ -224,11 +242,16 @@ describe('endpoints', () => {
     });
     expect(both.status).toBe(422);
     const unknown = await apiError(
-      svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/', filterTypes: ['NOT_REGISTERED'] }),
+      svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/', eventTypes: ['NOT_REGISTERED'] }),
     );
     expect(unknown.code).toBe(422);
     expect(unknown.body).toEqual({
-      detail: [{ loc: ['body', 'filterTypes', '0'], msg: 'Unknown event type', type: 'value_error' }],
+      detail: [{ loc: ['body', 'eventTypes', '0'], msg: 'Unknown event type', type: 'value_error' }],
+    });
+    const older = { url: 'http://127.0.0.1:9/', filterTypes: ['NOT_REGISTERED'] };
+    expect(await call('POST', `/api/v1/app/${app.id}/endpoint`, older)).toEqual({
+      status: 422,
+      body: { detail: [{ loc: ['body', 'filterTypes', '0'], msg: 'Unknown event type', type: 'value_error' }] },
     });
   });
 
@@ -249,7 +272,7 @@ describe('endpoints', () => {
     const target = await receiver();
     const app = await svix.application.create({ name: 'Rotation' });
     await registerEventType();
-    const endpoint = await svix.endpoint.create(app.id, { url: target.url, filterTypes: [EVENT_TYPE_NAME] });
+    const endpoint = await svix.endpoint.create(app.id, { url: target.url, eventTypes: [EVENT_TYPE_NAME] });
     const { key: before } = await svix.endpoint.getSecret(app.id, endpoint.id);
     expect(before).toMatch(/^whsec_[A-Za-z0-9+/=]{32,100}$/);
     await svix.endpoint.rotateSecret(app.id, endpoint.id, {});
@@ -262,7 +285,7 @@ describe('endpoints', () => {
     if (!delivery) throw new Error('no delivery');
     expect(String(delivery.headers['svix-signature']).split(' ')).toHaveLength(2);
     for (const secret of [before, after]) {
-      expect(new Webhook(secret).verify(delivery.body, stringHeaders(delivery.headers))).toEqual(payload);
+      expect(verifiedPayload(secret, delivery)).toEqual(payload);
     }
     expect(delivery.headers['svix-id']).toBe(message.id);
   });
@@ -292,7 +315,7 @@ describe('endpoint PATCH', () => {
       url: 'http://127.0.0.1:9/hook',
       uid: 'zap-1',
       description: 'Belongs to a Zap',
-      filterTypes: [EVENT_TYPE_NAME],
+      eventTypes: [EVENT_TYPE_NAME],
       metadata: { zap: '1' },
       throttleRate: 10,
     });
@@ -305,9 +328,8 @@ describe('endpoint PATCH', () => {
       metadata: { zap: '1' },
       throttleRate: 10,
       disabled: false,
+      eventTypes: [EVENT_TYPE_NAME],
     });
-    // This SDK reads the older name; the answer carries eventTypes.
-    expect(recorded[recorded.length - 1]?.body).toMatchObject({ eventTypes: [EVENT_TYPE_NAME] });
     expect(described.updatedAt.getTime()).toBeGreaterThanOrEqual(created.updatedAt.getTime());
     expect(described.createdAt).toEqual(created.createdAt);
 
@@ -335,8 +357,13 @@ describe('endpoint PATCH', () => {
       status: 200,
       body: { eventTypes: ['OTHER'], channels: ['lots'], uid: 'zap', throttleRate: 5 },
     });
-    await svix.endpoint.patch(app.id, endpoint.id, { filterTypes: [EVENT_TYPE_NAME] });
-    expect(recorded[recorded.length - 1]?.body).toMatchObject({ eventTypes: [EVENT_TYPE_NAME] });
+    expect((await svix.endpoint.patch(app.id, endpoint.id, { eventTypes: [EVENT_TYPE_NAME] })).eventTypes).toEqual([
+      EVENT_TYPE_NAME,
+    ]);
+    expect(await call('PATCH', path, { filterTypes: ['OTHER'] })).toMatchObject({
+      status: 200,
+      body: { eventTypes: ['OTHER'] },
+    });
     const cleared = await call('PATCH', path, { eventTypes: null, channels: null, uid: null, throttleRate: null });
     expect(cleared.status).toBe(200);
     expect(cleared.body).not.toHaveProperty('eventTypes');
@@ -362,9 +389,9 @@ describe('endpoint PATCH', () => {
       status: 422,
       body: { detail: [{ loc: ['body', 'eventTypes', '1'], msg: 'Unknown event type', type: 'value_error' }] },
     });
-    const unknown = await apiError(svix.endpoint.patch(app.id, endpoint.id, { filterTypes: ['NOPE'] }));
-    expect(unknown.body).toEqual({
-      detail: [{ loc: ['body', 'filterTypes', '0'], msg: 'Unknown event type', type: 'value_error' }],
+    expect(await call('PATCH', path, { filterTypes: ['NOPE'] })).toEqual({
+      status: 422,
+      body: { detail: [{ loc: ['body', 'filterTypes', '0'], msg: 'Unknown event type', type: 'value_error' }] },
     });
     for (const body of [
       { url: 'not a url' },
@@ -403,7 +430,7 @@ describe('endpoint PATCH', () => {
     if (!delivery) throw new Error('no delivery after re-enabling');
     expect(delivery.headers['svix-id']).toBe(resumed.id);
     const { key } = await svix.endpoint.getSecret(app.id, endpoint.id);
-    expect(new Webhook(key).verify(delivery.body, stringHeaders(delivery.headers))).toEqual(payload);
+    expect(verifiedPayload(key, delivery)).toEqual(payload);
 
     await svix.endpoint.patch(app.id, endpoint.id, { disabled: true });
     await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
@@ -427,7 +454,10 @@ describe('messages and deliveries', () => {
         .filter((answer) => answer.method === 'POST' && answer.path.endsWith('/msg'))
         .map((answer) => answer.status),
     ).toEqual([202, 202, 202, 202]);
-    expect((await svix.message.get(app.id, sent[0]?.id ?? '')).payload).toEqual({ ...payload, status: 'DRAFT' });
+    expect((await svix.message.get(app.id, sent[0]?.id ?? '', { withContent: true })).payload).toEqual({
+      ...payload,
+      status: 'DRAFT',
+    });
 
     const first = await svix.message.list(app.id, { eventTypes: [EVENT_TYPE_NAME], limit: 2 });
     expect(first.data.map((message) => message.id)).toEqual([sent[2]?.id, sent[1]?.id]);
@@ -472,8 +502,8 @@ describe('messages and deliveries', () => {
     const app = await svix.application.create({ name: 'Deliveries' });
     await registerEventType();
     await svix.eventType.create({ name: 'OTHER', description: 'Other' });
-    const endpoint = await svix.endpoint.create(app.id, { url: matching.url, filterTypes: [EVENT_TYPE_NAME] });
-    await svix.endpoint.create(app.id, { url: other.url, filterTypes: ['OTHER'] });
+    const endpoint = await svix.endpoint.create(app.id, { url: matching.url, eventTypes: [EVENT_TYPE_NAME] });
+    await svix.endpoint.create(app.id, { url: other.url, eventTypes: ['OTHER'] });
     await svix.endpoint.create(app.id, { url: disabled.url, disabled: true });
     const message = await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
     await emulator.idle();
@@ -483,7 +513,7 @@ describe('messages and deliveries', () => {
     const [delivery] = matching.received;
     if (!delivery) throw new Error('no delivery');
     const { key } = await svix.endpoint.getSecret(app.id, endpoint.id);
-    expect(new Webhook(key).verify(delivery.body, stringHeaders(delivery.headers))).toEqual(payload);
+    expect(verifiedPayload(key, delivery)).toEqual(payload);
     expect(delivery.headers).toMatchObject({ 'svix-id': message.id, 'content-type': 'application/json' });
     expect(Number(delivery.headers['svix-timestamp'])).toBeCloseTo(Date.now() / 1000, -1);
   });
@@ -582,7 +612,9 @@ describe('messages and deliveries', () => {
     expect(recorded.filter((answer) => answer.method === 'DELETE').map((answer) => answer.status)).toEqual([204]);
     const payloads = async () =>
       Promise.all(
-        [hour, days, usual, deleted].map(async (message) => (await svix.message.get(app.id, message.id)).payload),
+        [hour, days, usual, deleted].map(
+          async (message) => (await svix.message.get(app.id, message.id, { withContent: true })).payload,
+        ),
       );
     const expired = { expired: true };
     expect(await payloads()).toEqual([payload, payload, payload, expired]);
@@ -593,7 +625,7 @@ describe('messages and deliveries', () => {
     later = 91 * 24 * 60 * 60 * 1000;
     expect(await payloads()).toEqual([expired, expired, expired, expired]);
     // The log says the same.
-    expect((await svix.message.list(app.id)).data.map((message) => message.payload)).toEqual([
+    expect((await svix.message.list(app.id, { withContent: true })).data.map((message) => message.payload)).toEqual([
       expired,
       expired,
       expired,
