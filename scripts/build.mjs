@@ -30,7 +30,8 @@ const fresh =
 if (!fresh) {
   const began = new Date();
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const args = ['-p', 'tsconfig.build.json', '--incremental', '--tsBuildInfoFile', 'dist/.tsbuildinfo'];
+  // tsconfig.build.json makes the build incremental, with its record in dist/sandbox/ (not packaged).
+  const args = ['-p', 'tsconfig.build.json'];
   const { status, error } = spawnSync(process.execPath, [tsc, ...args], { cwd: ROOT, stdio: 'inherit' });
   if (error || status !== 0) {
     process.stderr.write('The TypeScript build failed (see above); dist/ was not marked as up to date.\n');

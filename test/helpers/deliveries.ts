@@ -20,9 +20,13 @@ const signWith = (secret: string, id: string, at: Date, body: string): string =>
 
 const valueOnly = (signature: string): string => signature.slice('v1,'.length);
 
-/** The headers of a delivery signed as the case says, under Zapier's `Http-` prefix. */
+/**
+ * The headers of a delivery signed as the case says, under Zapier's `Http-` prefix.
+ * "Now" is Date.now(), the clock perform reads, so a test that freezes it signs
+ * at exactly the time perform checks against.
+ */
 export const headersFor = (signing: Signing, prefix: string, id: string, body: string): Record<string, string> => {
-  const now = new Date();
+  const now = new Date(Date.now());
   const seconds = (at: Date) => String(Math.floor(at.getTime() / 1000));
   const shifted = (deltaSeconds: number) => new Date(now.getTime() + deltaSeconds * 1000);
   const good = signWith(SECRET, id, now, body);
@@ -75,13 +79,13 @@ export const headersFor = (signing: Signing, prefix: string, id: string, body: s
     case 'stale-301s':
     case 'stale-1h':
     case 'stale-8d':
-    case 'future-301s':
+    case 'future-10min':
     case 'future-1d': {
       const delta = {
         'stale-301s': -301,
         'stale-1h': -3600,
         'stale-8d': -8 * 86_400,
-        'future-301s': 301,
+        'future-10min': 600,
         'future-1d': 86_400,
       }[signing];
       timestamp = seconds(shifted(delta));
@@ -127,6 +131,22 @@ export const headersFor = (signing: Signing, prefix: string, id: string, body: s
     ...(idHeader === undefined ? {} : { [`${prefix}-Id`]: idHeader }),
     ...(timestamp === '' ? {} : { [`${prefix}-Timestamp`]: timestamp }),
     ...(signature === undefined ? {} : { [`${prefix}-Signature`]: signature }),
+  };
+};
+
+/** Good headers for a delivery signed `deltaSeconds` from Date.now() (negative: before it). */
+export const headersSignedAt = (
+  deltaSeconds: number,
+  prefix: string,
+  id: string,
+  body: string,
+): Record<string, string> => {
+  const at = new Date(Date.now() + deltaSeconds * 1000);
+  return {
+    'Content-Type': 'application/json',
+    [`${prefix}-Id`]: id,
+    [`${prefix}-Timestamp`]: String(Math.floor(at.getTime() / 1000)),
+    [`${prefix}-Signature`]: signWith(SECRET, id, at, body),
   };
 };
 

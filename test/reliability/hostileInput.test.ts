@@ -2,11 +2,14 @@ import { HOSTILE_DELIVERIES, type HostileDelivery } from '../fixtures/hostileDel
 import {
   expectPlainError,
   headersFor,
+  headersSignedAt,
   messageId,
   pollutionFree,
   secretReread,
   useDeliveries,
 } from '../helpers/deliveries';
+import { failure, messageIdAt, payload } from '../helpers/fixtures';
+import { SIGNING_WINDOW } from '../../src/triggers/claim';
 
 const deliver = useDeliveries();
 
@@ -61,4 +64,50 @@ describe('the bad-input corpus', () => {
       pollutionFree();
     },
   );
+});
+
+/**
+ * The edges of the signing window, to the second. Date.now() is frozen, so the
+ * delivery is signed at the very second perform checks against however long
+ * the machine pauses in between; the corpus above keeps its cases many minutes
+ * from either edge for the same reason.
+ */
+describe('the signing window, on a frozen clock', () => {
+  const body = JSON.stringify(payload);
+  const ahead = SIGNING_WINDOW.maxAheadSeconds;
+  const ago = SIGNING_WINDOW.maxAgeSeconds;
+
+  beforeEach(() => {
+    // On a whole second, as signing times are, so "exactly" is exact.
+    const frozen = Math.floor(Date.now() / 1000) * 1000;
+    jest.spyOn(Date, 'now').mockReturnValue(frozen);
+  });
+
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
+
+  it('is five minutes ahead and seven days and five minutes back', () => {
+    expect(ahead).toBe(5 * 60);
+    expect(ago).toBe(7 * 86_400 + 5 * 60);
+  });
+
+  it.each([
+    ['signed exactly five minutes ahead', ahead, undefined],
+    ['signed five minutes and a second ahead', ahead + 1, /more than 5 minutes ahead/],
+    ['signed exactly at the far edge of the window', -ago, undefined],
+    ['signed a second before the window', -ago - 1, /more than 7 days ago/],
+  ] as const)('%s (%i s)', async (_name, deltaSeconds, refusal) => {
+    for (const prefix of ['Http-Svix', 'Http-Webhook']) {
+      // A message made when it was signed: the event's own time is at the edge too.
+      const id = messageIdAt(Date.now() + Math.min(0, deltaSeconds) * 1000);
+      const delivered = deliver(body, headersSignedAt(deltaSeconds, prefix, id, body));
+      if (refusal === undefined) await expect(delivered).resolves.toHaveLength(1);
+      else {
+        const refused = await failure(delivered);
+        expect(refused.name).toBe('HaltedError');
+        expect(refused.message).toMatch(refusal);
+      }
+    }
+  });
 });

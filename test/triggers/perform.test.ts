@@ -89,7 +89,9 @@ describe('perform (a live delivery)', () => {
   });
 
   it('refuses a delivery signed more than five minutes ahead', async () => {
-    const refused = await failure(run(signedRequest(body, { at: new Date(Date.now() + 6 * 60_000) })));
+    // Ten minutes, not six: minutes clear of the edge however long the machine pauses (the exact edge,
+    // on a frozen clock, is in test/reliability/hostileInput.test.ts).
+    const refused = await failure(run(signedRequest(body, { at: new Date(Date.now() + 10 * 60_000) })));
     expect(refused.name).toBe('HaltedError');
     expect(refused.message).toMatch(/more than 5 minutes ahead/);
   });
