@@ -51,7 +51,7 @@ export interface SoakOptions {
   rotations?: number;
   /** Each the round trip time of the platform stand-in's cache, so overlapping deliveries really overlap. */
   cacheDelayMs?: number;
-  /** Every third read and every third write of the shared history of the endpoint's secrets is throttled. */
+  /** Every other read and write of the shared history of the endpoint's secrets is throttled. */
   historyFaults?: boolean;
   /** How far Svix's signing clock is from this side's (negative: behind). */
   signingOffsetMs?: number;
@@ -189,7 +189,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   let historyCalls = 0;
   let historyFaults = 0;
   const cacheFault = (call: CacheCall): RpcFault | undefined => {
-    if (options.historyFaults && call.key.startsWith('secrets:') && (historyCalls += 1) % 3 === 0) {
+    if (options.historyFaults && call.key.startsWith('secrets:') && (historyCalls += 1) % 2 === 0) {
       historyFaults += 1;
       return { kind: 'throttle' };
     }
@@ -401,7 +401,7 @@ const USAGE = `Usage: npm run soak [-- --events N] [--share S] [--rotations R] [
   --rotations R   rotations of the endpoint's secret, each made as soon as it is due,
                   immediate and with a 1-second grace period in turn (default 3, at most 15)
   --history-faults
-                  throttle every third read and write of what processes share of the secrets
+                  throttle every other read and write of what processes share of the secrets
   --svix-clock-behind SECONDS
                   Svix signs with a clock this many seconds behind this side's (at most 240)
   --junk-bursts N junk deliveries sent at once right after each rotation (at most 100)
