@@ -12,7 +12,7 @@ import { subscribeEndpoint } from '../provider/zapEndpoint';
 import type { OutputField } from '../fields/zapFields';
 import { connectionScope } from '../provider/connection';
 import { endpointUid, isEndpointId } from '../provider/ids';
-import { callerOf, type Caller } from '../provider/request';
+import { callerOf, requestSettings, type Caller } from '../provider/request';
 import { checkEnvelope, signedWith, signingHeaders } from '../provider/signature';
 import { decodePayload, parseBody, RawRequest, refuse, SubscribeData } from './delivery';
 import { recentAuctioneers, recentStatuses } from './choices';
@@ -62,11 +62,7 @@ const performUnsubscribe = async (z: ZObject, bundle: Bundle): Promise<{ removed
   return { removed: outcome === 'deleted' };
 };
 
-/**
- * Verify, then decode: the event of a delivery that came from the Consumer
- * App as sent (the delivered body when the current secret signed it,
- * otherwise Svix's copy), decoded at the edge. Anything else halts or fails.
- */
+/** Verify, then decode at the edge: the delivered body when the current secret signed it, else Svix's copy. */
 const checkedEvent = async (z: ZObject, bundle: Bundle, subscription: SubscribeData, startedAt: number) => {
   const raw = RawRequest.decode(bundle.rawRequest);
   if (!isRight(raw)) return refuse(z, 'no-body');
@@ -76,16 +72,23 @@ const checkedEvent = async (z: ZObject, bundle: Bundle, subscription: SubscribeD
   const { id: messageId, timestamp, signature } = envelope;
   const occurredAtMs = eventTimeMs(messageId, envelope.seconds * 1000);
   if (isTooOldToRemember(occurredAtMs, Date.now())) return refuse(z, 'event-too-old');
-  const signed = {
+  const delivery = {
     id: messageId,
     signedAt: envelope.seconds * 1000,
     signedWith: (secret: string) => signedWith(secret, messageId, timestamp, signature, body),
+    ...{
+      arrivedAt: startedAt,
+      deadline: startedAt + requestSettings.operationBudgetMs,
+      looked: false,
+      readFailed: false,
+    },
   };
   const endpoint = { ...subscription, connection: connectionScope(bundle.authData) };
   // One caller, and so one deadline (counted from the start, waits included), for every provider call.
   let caller: Caller | undefined;
   const callerFor = () => (caller ??= callerOf(z, bundle, 'zap-run', startedAt));
-  const verdict = await verify(z, callerFor, endpoint, signed, startedAt);
+  const checked = verify(z, callerFor, endpoint, delivery);
+  const verdict = checked instanceof Promise ? await checked : checked;
   const parsed = verdict.kind === 'signed' ? parseBody(body) : { ok: true as const, body: verdict.event };
   if (!parsed.ok) throw new z.errors.Error(parsed.message, 'InvalidPayload', 400);
   const payload = decodePayload(parsed.body);

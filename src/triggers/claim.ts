@@ -4,10 +4,8 @@ import { CLOCK_ALLOWANCE_SECONDS, type SigningWindow } from '../provider/signatu
 import { cacheGet, cacheSet } from './cache';
 
 /**
- * Exactly-once Zap runs under the provider's at-least-once delivery. Before a
- * delivery runs the Zap, it claims its message for this Zap's endpoint in
- * z.cache with one `set` that only stores when the key is absent (`nx`); only
- * the delivery whose claim was stored runs.
+ * Exactly-once Zap runs under Svix's at-least-once delivery: a delivery claims
+ * its message for the Zap in z.cache with one `set` only if absent (`nx`).
  */
 
 /**
@@ -96,7 +94,7 @@ export const forgetProbedNx = (): void => {
  * (the key exists) with nothing read back is another delivery's claim; `null`
  * (Zapier: throttled; Redis: exists) with nothing read back is tried again.
  */
-export const claimMessage = async (
+export const claimMessage = (
   z: ZObject,
   endpointId: string,
   messageId: string,
@@ -120,9 +118,13 @@ export const claimMessage = async (
         ),
       () => true,
     );
-  if ((cacheHonoursNx ?? (probedNx ??= await probeNx(z))) === true) return claim(0);
-  return cacheGet(z, key).then(
-    (earlier) => (earlier === undefined ? claim(0) : false),
-    () => claim(0),
-  );
+  const start = (honoursNx: boolean | undefined): Promise<boolean> =>
+    honoursNx === true
+      ? claim(0)
+      : cacheGet(z, key).then(
+          (earlier) => (earlier === undefined ? claim(0) : false),
+          () => claim(0),
+        );
+  const known = cacheHonoursNx ?? probedNx;
+  return known === undefined ? probeNx(z).then((probed) => start((probedNx = probed))) : start(known);
 };

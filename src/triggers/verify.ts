@@ -3,19 +3,15 @@ import type { ZObject } from 'zapier-platform-core';
 import { getEndpointSecret } from '../provider/api';
 import type { Failure } from '../provider/failures';
 import { timeOfProviderId } from '../provider/ksuid';
-import { mayPass, requestSettings, type Caller } from '../provider/request';
+import { mayPass, type Caller } from '../provider/request';
 import { cacheGet, cacheSet } from './cache';
 import { CLAIM_TTL_SECONDS, claimSettings, pause } from './claim';
 import { couldNotCheck, refuse, type SubscribeData } from './delivery';
 import type * as ProviderRecord from './record';
-import { decide, spend, RULES, type Delivery, type Known } from './rules';
+import { decide, spend, RULES, type Delivery, type Known, type Step } from './rules';
 import { lacks, merge, observeRead, SecretHistory, signedByCurrent } from './secrets';
 
-/**
- * The shell around rules.ts: it performs each step the rules return and asks
- * them again, a bounded number of times. It keeps what this process knows of
- * each endpoint, and makes one read of the secret at a time per endpoint.
- */
+/** The shell around rules.ts: it performs the steps the rules return, keeping what this process knows. */
 
 /** The Zap's endpoint as its subscribe stored it, and the connection (connectionScope) it runs for. */
 export type Subscription = SubscribeData & { connection: string };
@@ -80,6 +76,8 @@ const look = async (endpoint: Endpoint): Promise<void> => {
   const shared = SecretHistory.decode(found?.value);
   if (isRight(shared)) state.history = merge(state.history, shared.right);
   if (isRight(shared) && !lacks(shared.right, state.history)) state.unshared = false;
+  // Nothing there: written, only if still absent, at the next look rather than on this delivery's way.
+  else if (found?.value === undefined && !state.unshared) state.unshared = true;
   else if (found) await share(endpoint, found.value === undefined);
   if (state.unshared || !found) state.lookFailedAt = at;
   else state.lookedAt = at;
@@ -133,24 +131,27 @@ const record = ({ z, caller, subscription, state }: Endpoint, messageId: string,
   return call;
 };
 
-/** The delivery checked by the rules against what is known of the endpoint's secrets. */
-export const verify = async (
+/** The delivery checked by the rules against what is known of the endpoint's secrets; the usual one at once. */
+export const verify = (z: ZObject, caller: () => Caller, subscription: Subscription, delivery: Delivery) => {
+  const state = stateOf(subscription);
+  const step = decide(state, delivery, Date.now());
+  return step.kind === 'run' ? signed(state, delivery) : steps(z, caller, subscription, state, delivery, step);
+};
+
+const signed = (state: State, delivery: Delivery): Verdict => {
+  state.history = signedByCurrent(state.history, delivery.signedAt);
+  return { kind: 'signed' };
+};
+
+const steps = async (
   z: ZObject,
   caller: () => Caller,
   subscription: Subscription,
-  signed: Pick<Delivery, 'id' | 'signedAt' | 'signedWith'>,
-  arrivedAt: number,
-): Promise<Verdict> => {
-  const state = stateOf(subscription);
+  ...[state, delivery, first]: [State, Delivery, Step]
+) => {
   const endpoint: Endpoint = { z, caller, subscription, state, key: secretHistoryKey(subscription.id) };
-  const deadline = arrivedAt + requestSettings.operationBudgetMs;
-  const delivery = { ...signed, arrivedAt, deadline, looked: false, readFailed: false };
-  for (let steps = 0; steps < MAX_STEPS; steps += 1) {
-    const step = decide(state, delivery, Date.now());
-    if (step.kind === 'run') {
-      state.history = signedByCurrent(state.history, delivery.signedAt);
-      return { kind: 'signed' };
-    }
+  for (let step = first, count = 0; count < MAX_STEPS; step = decide(state, delivery, Date.now()), count += 1) {
+    if (step.kind === 'run') return signed(state, delivery);
     if (step.kind === 'record') return record(endpoint, delivery.id, step.charged);
     if (step.kind === 'halt') return refuse(z, step.why);
     if (step.kind === 'error') return couldNotCheck(z, delivery.id);
