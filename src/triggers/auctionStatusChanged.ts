@@ -17,7 +17,7 @@ import { checkEnvelope, signedWith, signingHeaders } from '../provider/signature
 import { decodePayload, parseBody, RawRequest, refuse, SubscribeData } from './delivery';
 import { recentAuctioneers, recentStatuses } from './choices';
 import { claimMessage, isTooOldToRemember, probeNx, SIGNING_WINDOW } from './claim';
-import { verify } from './verify';
+import { verify, type Verdict } from './verify';
 import { FILTER_LABELS, passesFilters, readFilters, unreadableFilter, type Filters } from './filters';
 import { isOutdated, recordNewest } from './outdated';
 import { recentEvents } from './recentEvents';
@@ -62,8 +62,11 @@ const performUnsubscribe = async (z: ZObject, bundle: Bundle): Promise<{ removed
   return { removed: outcome === 'deleted' };
 };
 
-/** Verify, then decode at the edge: the delivered body when the current secret signed it, else Svix's copy. */
-const checkedEvent = async (z: ZObject, bundle: Bundle, subscription: SubscribeData, startedAt: number) => {
+/**
+ * Verify, then decode at the edge: the delivered body when the current secret signed it, else Svix's copy.
+ * The usual delivery is decided at once, with no promise of its own (the platform tracks every one).
+ */
+const checkedEvent = (z: ZObject, bundle: Bundle, subscription: SubscribeData, startedAt: number) => {
   const raw = RawRequest.decode(bundle.rawRequest);
   if (!isRight(raw)) return refuse(z, 'no-body');
   const body = raw.right.content;
@@ -72,28 +75,22 @@ const checkedEvent = async (z: ZObject, bundle: Bundle, subscription: SubscribeD
   const { id: messageId, timestamp, signature } = envelope;
   const occurredAtMs = eventTimeMs(messageId, envelope.seconds * 1000);
   if (isTooOldToRemember(occurredAtMs, Date.now())) return refuse(z, 'event-too-old');
-  const delivery = {
-    id: messageId,
-    signedAt: envelope.seconds * 1000,
-    signedWith: (secret: string) => signedWith(secret, messageId, timestamp, signature, body),
-    ...{
-      arrivedAt: startedAt,
-      deadline: startedAt + requestSettings.operationBudgetMs,
-      looked: false,
-      readFailed: false,
-    },
-  };
+  const deadline = startedAt + requestSettings.operationBudgetMs;
+  const signedBy = (secret: string) => signedWith(secret, messageId, timestamp, signature, body);
+  const delivery = { id: messageId, signedAt: envelope.seconds * 1000, signedWith: signedBy, arrivedAt: startedAt };
   const endpoint = { ...subscription, connection: connectionScope(bundle.authData) };
   // One caller, and so one deadline (counted from the start, waits included), for every provider call.
   let caller: Caller | undefined;
   const callerFor = () => (caller ??= callerOf(z, bundle, 'zap-run', startedAt));
-  const checked = verify(z, callerFor, endpoint, delivery);
-  const verdict = checked instanceof Promise ? await checked : checked;
-  const parsed = verdict.kind === 'signed' ? parseBody(body) : { ok: true as const, body: verdict.event };
-  if (!parsed.ok) throw new z.errors.Error(parsed.message, 'InvalidPayload', 400);
-  const payload = decodePayload(parsed.body);
-  if (!payload.ok) throw new z.errors.Error(payload.message, 'InvalidPayload', 400);
-  return { ...payload, messageId, occurredAtMs };
+  const decoded = (verdict: Verdict) => {
+    const parsed = verdict.kind === 'signed' ? parseBody(body) : { ok: true as const, body: verdict.event };
+    if (!parsed.ok) throw new z.errors.Error(parsed.message, 'InvalidPayload', 400);
+    const payload = decodePayload(parsed.body);
+    if (!payload.ok) throw new z.errors.Error(payload.message, 'InvalidPayload', 400);
+    return { ...payload, messageId, occurredAtMs };
+  };
+  const checked = verify(z, callerFor, endpoint, { ...delivery, deadline, looked: false, readFailed: false });
+  return checked instanceof Promise ? checked.then(decoded) : decoded(checked);
 };
 
 const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {
@@ -107,7 +104,8 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
   const stored = SubscribeData.decode(bundle.subscribeData);
   if (!isRight(stored)) throw new z.errors.Error(MESSAGES.missingSubscription, 'MissingSubscription', 400);
   const { id: endpointId, cacheHonoursNx } = stored.right;
-  const { payload, extras, messageId, occurredAtMs } = await checkedEvent(z, bundle, stored.right, startedAt);
+  const checked = checkedEvent(z, bundle, stored.right, startedAt);
+  const { payload, extras, messageId, occurredAtMs } = checked instanceof Promise ? await checked : checked;
   // The Zap's filters fail closed. Map, then filter: a delivery this Zap does not want costs no round trip.
   const filters = filtersOf(z, bundle);
   const item = toTriggerItem(payload, { messageId, occurredAtMs }, extras.values);
