@@ -106,19 +106,27 @@ describe('soak (small)', () => {
     );
   }, 120_000);
 
-  it('loses nothing with the shared history throttled, Svix signing a minute behind, and junk after each rotation', async () => {
-    const { code, result } = await soak([
-      ...['--events', '400', '--share', '0.05', '--rotations', '5', '--history-faults'],
-      ...['--svix-clock-behind', '60', '--junk-bursts', '8', '--json'],
-    ]);
+  it('loses nothing with the shared history throttled and Svix signing a minute behind, across five rotations', async () => {
+    const args = [
+      '--events',
+      '400',
+      '--share',
+      '0.05',
+      '--rotations',
+      '5',
+      '--history-faults',
+      '--svix-clock-behind',
+      '60',
+    ];
+    const { code, result } = await soak([...args, '--json']);
     expect(result.lostDetail).toEqual([]);
-    // Junk that arrives while Svix fails a read may end as an error (docs/guarantees.md): never a genuine event.
-    expect(result.failedDetail.filter((line) => !line.includes('(forged)'))).toEqual([]);
+    expect(result.failedDetail).toEqual([]);
     expect(code).toBe(0);
     expect(result).toMatchObject({ events: 400, zapRuns: 400, lost: 0, doubled: 0, forgedAccepted: 0, rotations: 5 });
     expect(result.historyFaults).toBeGreaterThan(0);
-    expect(result.junkBurst).toBe(40);
-    expect(soakLine(result)).toMatch(/ junk_burst=40 junk_svix_calls=\d+ svix_calls_per_junk=\d+\.\d\d /);
+    expect(soakLine(result)).toMatch(
+      / history_faults=[1-9]\d* junk_burst=0 junk_svix_calls=\d+ svix_calls_per_junk=\d+\.\d\d /,
+    );
   }, 120_000);
 
   it('refuses options it cannot use, with the usage', async () => {
