@@ -63,7 +63,7 @@ export interface RecordCheck {
  */
 export const confirmByRecord = async (z: ZObject, caller: Caller, check: RecordCheck): Promise<unknown> => {
   const { endpoint, messageId } = check;
-  const createdAt = messageId.startsWith('msg_') ? timeOfProviderId(messageId) : undefined;
+  const createdAt = timeOfProviderId(messageId);
   const endpointAt = timeOfProviderId(endpoint.id) ?? endpoint.checkedAt;
   if (createdAt === undefined || endpointAt === undefined) return halt(z, RECORD_REFUSALS.notConfirmed);
   if (createdAt < endpointAt) return halt(z, RECORD_REFUSALS.beforeEndpoint(messageId));

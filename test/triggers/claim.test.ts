@@ -35,21 +35,26 @@ const claim = claimKey(subscription.id, MSG_ID);
 let claimFaults: RpcFault[] = [];
 /** Faults for reads of that claim. */
 let claimReadFaults: RpcFault[] = [];
+/** Whether the probe of the cache's `nx` fails. */
+let probeFails = false;
 const zapier = usePlatform({
   // A round trip of a few ms, so simultaneous deliveries really overlap at the cache.
   delayMs: 3,
   fault: (call) =>
-    call.key !== claim
-      ? undefined
-      : call.method === 'zcache_set'
-        ? claimFaults.shift()
-        : call.method === 'zcache_get'
-          ? claimReadFaults.shift()
-          : undefined,
+    probeFails && call.key.startsWith('nx-probe:')
+      ? { kind: 'error' }
+      : call.key !== claim
+        ? undefined
+        : call.method === 'zcache_set'
+          ? claimFaults.shift()
+          : call.method === 'zcache_get'
+            ? claimReadFaults.shift()
+            : undefined,
 });
 beforeEach(() => {
   claimFaults = [];
   claimReadFaults = [];
+  probeFails = false;
   zapier().platform.answerConflictsWith(false);
 });
 
@@ -212,6 +217,17 @@ describe('exactly-once Zap runs, as Zapier runs them', () => {
     ).resolves.toEqual([]);
     expect(claimSets()).toEqual([]);
     await expect(deliver()).resolves.toHaveLength(1);
+  });
+});
+
+describe('a Zap whose subscribe could not learn whether the cache honours nx', () => {
+  it('claims with a read first while the probe keeps failing, and still runs a redelivery once', async () => {
+    const { cacheHonoursNx, ...unprobed } = subscription;
+    expect(cacheHonoursNx).toBe(true);
+    probeFails = true;
+    await expect(deliver(unprobed)).resolves.toHaveLength(1);
+    await expect(deliver(unprobed)).resolves.toEqual([]);
+    expect(claimSets()).toHaveLength(1);
   });
 });
 

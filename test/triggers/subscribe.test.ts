@@ -239,6 +239,15 @@ describe('performUnsubscribe', () => {
     scope.done();
   });
 
+  it('with neither a stored id nor a target URL, removes nothing and calls nothing', async () => {
+    await expect(zapier().unsubscribe({ authData, subscribeData: damaged })).resolves.toEqual({ removed: false });
+  });
+
+  it('refuses to turn a Zap on without an address to send events to, and calls nothing', async () => {
+    const refused = await failure(zapier().subscribe({ authData, inputData: {} }));
+    expect(refused).toMatchObject({ code: 'MissingTargetUrl' });
+  });
+
   it('falls back to the uid of the target URL when the stored id is missing or malformed', async () => {
     const scope = nock(PROVIDER).delete(`${endpointPath}/${UID}`).reply(204);
     await zapier().unsubscribe({ authData, targetUrl: TARGET_URL, subscribeData: damaged });

@@ -263,6 +263,21 @@ describe('the corners', () => {
     expect(refused).toMatchObject({ name: 'HaltedError', message: RECORD_REFUSALS.notConfirmed });
   });
 
+  it('a write of the shared history throttled every time is made again at the next look', async () => {
+    let throttling = true;
+    world.zapierFault = (call) =>
+      throttling && call.method === 'zcache_set' && call.key === secretHistoryKey(world.zap.id)
+        ? { kind: 'throttle' }
+        : undefined;
+    const rotated = await rotateAndTeach();
+    // Tried again after 30, 70 and 150 ms: four writes, none stored.
+    expect(historyCalls('zcache_set')).toHaveLength(4);
+    throttling = false;
+    later(RULES.retryAfterMs + 1_000);
+    await expect(main.perform(delivery(await send(), [rotated]))).resolves.toHaveLength(1);
+    expect(sharedHistory().secrets.find((entry) => entry.until === undefined)?.secret).toBe(rotated);
+  });
+
   it('a throttled read of the shared history is a failed look, asked again within seconds, not a minute', async () => {
     await rotateAndTeach();
     const current = sharedHistory().secrets.find((entry) => entry.until === undefined)?.secret ?? '';
