@@ -221,6 +221,12 @@ describe('exactly-once Zap runs, as Zapier runs them', () => {
 });
 
 describe('a Zap whose subscribe could not learn whether the cache honours nx', () => {
+  it('claims after reading first, and runs even when that read fails', async () => {
+    claimReadFaults = [{ kind: 'error' }];
+    await expect(deliver({ ...subscription, cacheHonoursNx: false })).resolves.toHaveLength(1);
+    await expect(deliver({ ...subscription, cacheHonoursNx: false })).resolves.toEqual([]);
+  });
+
   it('claims with a read first while the probe keeps failing, and still runs a redelivery once', async () => {
     const { cacheHonoursNx, ...unprobed } = subscription;
     expect(cacheHonoursNx).toBe(true);

@@ -136,6 +136,13 @@ describe('perform (a live delivery)', () => {
     expect(refused.message).not.toContain('SECRET-VALUE-123');
   });
 
+  it('halts a request that carries a body but no headers at all, as one without Svix’s signature', async () => {
+    const refused = await failure(
+      zapier().perform({ authData, subscribeData: subscription, rawRequest: { content: body }, inputData: {} }),
+    );
+    expect(refused).toMatchObject({ name: 'HaltedError', message: refusalMessage('missing-headers') });
+  });
+
   it('reports a body that is not JSON in plain words', async () => {
     const refused = await failure(run(signedRequest('<html>not json</html>')));
     expect(refused.code).toBe('InvalidPayload');
