@@ -269,7 +269,15 @@ describe('every field the auction service sends', () => {
     const scope = logOf([
       {
         id: MSG_ID,
-        event: { ...payload, lotTitle: 'Spring Sale', auctioneer, id: 'x' },
+        event: {
+          ...payload,
+          lotTitle: 'Spring Sale',
+          auctioneer,
+          id: 'x',
+          lots: 12,
+          reserveMet: true,
+          tags: ['a', 'b'],
+        },
         timestamp: new Date(MSG_TIME).toISOString(),
       },
     ]);
@@ -281,6 +289,9 @@ describe('every field the auction service sends', () => {
     expect(fields).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ key: 'lotTitle', label: 'Lot Title', type: 'string' }),
+        expect.objectContaining({ key: 'lots', label: 'Lots', type: 'number' }),
+        expect.objectContaining({ key: 'reserveMet', label: 'Reserve Met', type: 'boolean' }),
+        expect.objectContaining({ key: 'tags', label: 'Tags', list: true }),
         expect.objectContaining({ key: 'auctioneer__name', label: 'Auctioneer Name' }),
         expect.objectContaining({ key: 'payload__id', label: 'Payload ID' }),
         expect.objectContaining({ key: 'occurredAt', label: 'Occurred At' }),
