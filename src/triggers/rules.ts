@@ -88,10 +88,11 @@ const spanOf = (known: Known, { signedAt }: Delivery) =>
       signedAt <= Math.min(next.firstSigned ?? Infinity, next.from + RULES.clockAllowanceMs),
   );
 
-/** Rows 5, 6 and 10: Svix's record, free while live, else with a call of the allowance or one under way. */
+/** Rows 5, 6, 10: the record, free while live, else with a call (after a failed read, one on credit) or one under way. */
 const recordOr = (known: Known, delivery: Delivery, now: number, liveSince: number, instead: Step): Step => {
   if (now - Math.max(liveSince, known.confirmedAt) < RULES.liveForMs) return { kind: 'record', charged: false };
-  if (callsLeft(known.allowance, now) >= 1 && now + RULES.callMs <= delivery.deadline) {
+  const credit = instead.kind === 'error' ? 1 : 0;
+  if (callsLeft(known.allowance, now) >= 1 - credit && now + RULES.callMs <= delivery.deadline) {
     return { kind: 'record', charged: true };
   }
   return known.records.size > 0 ? { kind: 'wait' } : instead;
