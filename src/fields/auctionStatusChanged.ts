@@ -69,8 +69,10 @@ export const auctionStatusChangedOutputFields: ItemOutputField[] = [
 ];
 
 /** `OPEN_FOR_BIDDING` → `Open For Bidding`; text without separators keeps its letters' case past the first. */
-export const statusLabel = (status: string): string =>
-  status
+export const statusLabel = (status: string): string => {
+  const remembered = labels.get(status);
+  if (remembered !== undefined) return remembered;
+  const label = status
     .split(/[\s_-]+/u)
     .filter((word) => word !== '')
     .map((word) => {
@@ -79,12 +81,40 @@ export const statusLabel = (status: string): string =>
       return first.toUpperCase() + word.slice(first.length).toLowerCase();
     })
     .join(' ');
+  // An auction service has a handful of statuses: remember some, and start over past that.
+  if (labels.size >= REMEMBERED_LABELS) labels.clear();
+  labels.set(status, label);
+  return label;
+};
+const labels = new Map<string, string>();
+const REMEMBERED_LABELS = 64;
+
+const DAY_SECONDS = 86_400;
+/** The day last formatted (its first second, and `YYYY-MM-DD`): most events of a run share one. */
+let lastDay = { start: Number.NaN, text: '' };
+const twoDigits = (value: number): string => (value < 10 ? `0${value}` : String(value));
 
 /** ISO 8601 with an explicit offset, to the second: 2026-11-22T17:41:58+00:00. */
 export const isoWithOffset = (epochMilliseconds: number): string => {
-  const iso = new Date(Math.floor(epochMilliseconds / 1000) * 1000).toISOString();
-  // `YYYY-MM-DDTHH:mm:ss.sssZ` in every year from 0 to 9999; other years have a longer form.
-  return iso.length === 24 ? `${iso.slice(0, 19)}+00:00` : iso.replace(/\.\d{3}Z$/, '+00:00');
+  const seconds = Math.floor(epochMilliseconds / 1000);
+  const start = Math.floor(seconds / DAY_SECONDS) * DAY_SECONDS;
+  if (start !== lastDay.start) {
+    // `YYYY-MM-DD`, or the longer form of years outside 0-9999; throws as toISOString does for an invalid time.
+    const iso = new Date(start * 1000).toISOString();
+    lastDay = { start, text: iso.slice(0, iso.indexOf('T')) };
+  }
+  const time = seconds - start;
+  const [hours, minutes] = [Math.floor(time / 3600), Math.floor(time / 60) % 60];
+  return `${lastDay.text}T${twoDigits(hours)}:${twoDigits(minutes)}:${twoDigits(time % 60)}+00:00`;
+};
+
+/** `2026-11-22T09:30:00+00:00` → `22 Nov 2026, 09:30 UTC`. */
+export const shortTime = (iso: string): string => {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const month = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'][at.getUTCMonth()];
+  const pad = (value: number) => String(value).padStart(2, '0');
+  return `${at.getUTCDate()} ${month} ${at.getUTCFullYear()}, ${pad(at.getUTCHours())}:${pad(at.getUTCMinutes())} UTC`;
 };
 
 /** Ids before this are not the provider's: its KSUIDs only came into use later. */

@@ -12,6 +12,7 @@ export const PROVIDER_EPOCH_SECONDS = 1_400_000_000;
 const BYTES = 20;
 const LENGTH = 27;
 const MAX_SECONDS = 0xffffffff;
+const LIMB = 2 ** 32;
 
 /** The value of one base62 character, or -1. */
 const digitOf = (code: number): number => {
@@ -27,18 +28,22 @@ const charOf = (digit: number): string =>
 /** The 20 bytes of a KSUID's text, or undefined unless it is 27 base62 characters whose value fits in 160 bits. */
 export const decodeKsuid = (text: string): Uint8Array | undefined => {
   if (text.length !== LENGTH) return undefined;
-  const bytes = new Uint8Array(BYTES);
+  // Five 32-bit limbs, most significant first: limb * 62 + carry stays below 2^38, exact in a double.
+  const limbs = [0, 0, 0, 0, 0];
   for (let index = 0; index < LENGTH; index += 1) {
     let carry = digitOf(text.charCodeAt(index));
     if (carry < 0) return undefined;
-    // bytes = bytes * 62 + digit
-    for (let at = BYTES - 1; at >= 0; at -= 1) {
-      const value = (bytes[at] ?? 0) * 62 + carry;
-      bytes[at] = value & 0xff;
-      carry = value >>> 8;
+    // limbs = limbs * 62 + digit
+    for (let at = 4; at >= 0; at -= 1) {
+      const value = (limbs[at] ?? 0) * 62 + carry;
+      limbs[at] = value % LIMB;
+      carry = Math.floor(value / LIMB);
     }
     if (carry !== 0) return undefined;
   }
+  const bytes = new Uint8Array(BYTES);
+  const view = new DataView(bytes.buffer);
+  limbs.forEach((limb, at) => view.setUint32(at * 4, limb));
   return bytes;
 };
 

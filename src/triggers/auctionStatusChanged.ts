@@ -14,7 +14,7 @@ import { connectionScope } from '../provider/connection';
 import { endpointUid, isEndpointId } from '../provider/ids';
 import { callerOf, requestSettings, type Caller } from '../provider/request';
 import { checkEnvelope, signedWith, signingHeaders } from '../provider/signature';
-import { decodePayload, parseBody, RawRequest, refuse, SubscribeData } from './delivery';
+import { decodePayload, parseBody, RawRequest, refuse, SubscribeData, type PayloadResult } from './delivery';
 import { recentAuctioneers, recentStatuses } from './choices';
 import { claimMessage, isTooOldToRemember, probeNx, SIGNING_WINDOW } from './claim';
 import { verify, type Verdict } from './verify';
@@ -87,13 +87,16 @@ const checkedEvent = (z: ZObject, bundle: Bundle, subscription: SubscribeData, s
     if (!parsed.ok) throw new z.errors.Error(parsed.message, 'InvalidPayload', 400);
     const payload = decodePayload(parsed.body);
     if (!payload.ok) throw new z.errors.Error(payload.message, 'InvalidPayload', 400);
-    return { ...payload, messageId, occurredAtMs };
+    return runOnce(z, bundle, subscription, { ...payload, messageId, occurredAtMs });
   };
   const checked = verify(z, callerFor, endpoint, { ...delivery, deadline, looked: false, readFailed: false });
   return checked instanceof Promise ? checked.then(decoded) : decoded(checked);
 };
 
-const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {
+type Items = AuctionStatusChangedItem[] | Promise<AuctionStatusChangedItem[]>;
+// Not async: the usual delivery makes no promise beyond its claim's (the platform tracks each one); core
+// runs it inside a promise, so a throw reaches Zapier as a rejection does.
+const perform = (z: ZObject, bundle: Bundle): Items => {
   const startedAt = Date.now();
   if (bundle.rawRequest === undefined || bundle.rawRequest === null) {
     // A live Zap's run always carries a delivery: without one, nothing is checked, so nothing runs.
@@ -103,17 +106,24 @@ const perform = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChanged
   }
   const stored = SubscribeData.decode(bundle.subscribeData);
   if (!isRight(stored)) throw new z.errors.Error(MESSAGES.missingSubscription, 'MissingSubscription', 400);
-  const { id: endpointId, cacheHonoursNx } = stored.right;
-  const checked = checkedEvent(z, bundle, stored.right, startedAt);
-  const { payload, extras, messageId, occurredAtMs } = checked instanceof Promise ? await checked : checked;
-  // The Zap's filters fail closed. Map, then filter: a delivery this Zap does not want costs no round trip.
+  return checkedEvent(z, bundle, stored.right, startedAt);
+};
+
+type CheckedEvent = Extract<PayloadResult, { ok: true }> & { messageId: string; occurredAtMs: number };
+/** The Zap's filters fail closed. Map, then filter: a delivery this Zap does not want costs no round trip. */
+const runOnce = (z: ZObject, bundle: Bundle, zap: SubscribeData, event: CheckedEvent): Items => {
   const filters = filtersOf(z, bundle);
-  const item = toTriggerItem(payload, { messageId, occurredAtMs }, extras.values);
+  const item = toTriggerItem(event.payload, event, event.extras.values);
   if (!passesFilters(item, filters)) return [];
-  if (filters.skipOutdated && (await isOutdated(z, endpointId, item.auctionUuid, occurredAtMs))) return [];
+  if (filters.skipOutdated) return runIfNewest(z, zap, item, event.occurredAtMs);
   // Run each message once per Zap, however often it is delivered.
-  if (!(await claimMessage(z, endpointId, messageId, cacheHonoursNx))) return [];
-  if (filters.skipOutdated) await recordNewest(z, endpointId, item.auctionUuid, occurredAtMs);
+  return claimMessage(z, zap.id, item.id, zap.cacheHonoursNx).then((claimed) => (claimed ? [item] : []));
+};
+
+const runIfNewest = async (z: ZObject, zap: SubscribeData, item: AuctionStatusChangedItem, occurredAtMs: number) => {
+  if (await isOutdated(z, zap.id, item.auctionUuid, occurredAtMs)) return [];
+  if (!(await claimMessage(z, zap.id, item.id, zap.cacheHonoursNx))) return [];
+  await recordNewest(z, zap.id, item.auctionUuid, occurredAtMs);
   return [item];
 };
 

@@ -1,5 +1,5 @@
 import { defineTrigger, type Bundle, type ZObject } from 'zapier-platform-core';
-import { statusLabel, type AuctionStatusChangedItem } from '../fields/auctionStatusChanged';
+import { shortTime, statusLabel, type AuctionStatusChangedItem } from '../fields/auctionStatusChanged';
 import { normaliseStatus } from './filters';
 import { recentEvents } from './recentEvents';
 
@@ -24,15 +24,6 @@ const distinct = (items: readonly AuctionStatusChangedItem[], keyOf: (item: Auct
   const seen = new Map<string, AuctionStatusChangedItem>();
   for (const item of items) if (!seen.has(keyOf(item))) seen.set(keyOf(item), item);
   return [...seen.values()];
-};
-
-/** `2026-11-22T09:30:00+00:00` → `22 Nov 2026, 09:30 UTC`. */
-export const shortTime = (iso: string): string => {
-  const at = new Date(iso);
-  if (Number.isNaN(at.getTime())) return iso;
-  const month = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'][at.getUTCMonth()];
-  const pad = (value: number) => String(value).padStart(2, '0');
-  return `${at.getUTCDate()} ${month} ${at.getUTCFullYear()}, ${pad(at.getUTCHours())}:${pad(at.getUTCMinutes())} UTC`;
 };
 
 export const statusChoices = (items: readonly AuctionStatusChangedItem[]): Choice[] =>

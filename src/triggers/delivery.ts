@@ -16,7 +16,7 @@ import type { Refusal } from '../provider/signature';
  */
 
 export const RawRequest = t.intersection(
-  [t.type({ content: t.string }), t.partial({ headers: t.record(t.string, t.unknown) })],
+  [t.type({ content: t.string }), t.partial({ headers: t.UnknownRecord })],
   'RawRequest',
 );
 

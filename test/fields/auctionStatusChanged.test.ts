@@ -6,6 +6,7 @@ import {
   statusLabel,
   toTriggerItem,
 } from '../../src/fields/auctionStatusChanged';
+import fc from 'fast-check';
 import { payload } from '../helpers/fixtures';
 
 describe('trigger fields', () => {
@@ -49,5 +50,34 @@ describe('trigger fields', () => {
 
   it('writes times in ISO 8601 with an explicit offset', () => {
     expect(isoWithOffset(0)).toBe('1970-01-01T00:00:00+00:00');
+    expect(isoWithOffset(-1)).toBe('1969-12-31T23:59:59+00:00');
+    expect(isoWithOffset(Date.UTC(2026, 10, 22, 17, 41, 58, 999))).toBe('2026-11-22T17:41:58+00:00');
+    expect(isoWithOffset(Date.UTC(12345, 0, 1))).toBe('+012345-01-01T00:00:00+00:00');
+    expect(() => isoWithOffset(Number.NaN)).toThrow(RangeError);
+  });
+
+  it('writes every time, in any order, as Date does to the second', () => {
+    // The day is remembered between calls: times of one day, of the next and of far-off years interleave.
+    const day = 86_400_000;
+    const time = fc.oneof(
+      fc.integer({ min: -8.64e15, max: 8.64e15 }),
+      fc.integer({ min: Date.UTC(2026, 0, 1), max: Date.UTC(2026, 0, 1) + 3 * day }),
+    );
+    fc.assert(
+      fc.property(fc.array(time, { minLength: 1, maxLength: 20 }), (times) => {
+        for (const ms of times) {
+          const iso = new Date(Math.floor(ms / 1000) * 1000).toISOString();
+          expect(isoWithOffset(ms)).toBe(iso.replace(/\.000Z$/, '+00:00'));
+        }
+      }),
+    );
+  });
+
+  it('labels a status the same however often, and however many statuses came before', () => {
+    const statuses = Array.from({ length: 150 }, (_, index) => `STATUS_${index}_NOW`);
+    const first = statuses.map(statusLabel);
+    expect(first[7]).toBe('Status 7 Now');
+    expect(statuses.map(statusLabel)).toEqual(first);
+    expect(statusLabel('OPEN_FOR_BIDDING')).toBe('Open For Bidding');
   });
 });

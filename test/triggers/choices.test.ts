@@ -2,7 +2,8 @@ import nock from 'nock';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { auctionStatusChanged } from '../../src/triggers/auctionStatusChanged';
-import { choiceOperations, recentAuctioneers, recentStatuses, shortTime } from '../../src/triggers/choices';
+import { shortTime } from '../../src/fields/auctionStatusChanged';
+import { choiceOperations, recentAuctioneers, recentStatuses } from '../../src/triggers/choices';
 import { APP_ID, PROVIDER, authData, messageIdAt } from '../helpers/fixtures';
 
 /** The dropdowns of Auction Status Changed, fed by the Consumer App's recent events. */
