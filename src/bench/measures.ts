@@ -246,7 +246,7 @@ export const deliveryCpu = async (rounds: number, perRound: number, onRemeasure:
       "CPU per delivery: perform (verify, decode, map, claim) vs a hook that only claims each message, through core's handler, z.cache on the platform stand-in",
       sample,
       'µs CPU per delivery',
-      { most: 1.15 },
+      { most: 1.1 },
       { deliveriesPerRound: perRound * 2, trigger: TRIGGER_KEY },
       onRemeasure,
     );

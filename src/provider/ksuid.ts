@@ -25,12 +25,15 @@ const digitOf = (code: number): number => {
 const charOf = (digit: number): string =>
   String.fromCharCode(digit < 10 ? digit + 48 : digit < 36 ? digit + 55 : digit + 61);
 
-/** The 20 bytes of a KSUID's text, or undefined unless it is 27 base62 characters whose value fits in 160 bits. */
-export const decodeKsuid = (text: string): Uint8Array | undefined => {
-  if (text.length !== LENGTH) return undefined;
-  // Five 32-bit limbs, most significant first: limb * 62 + carry stays below 2^38, exact in a double.
+/**
+ * A KSUID's value as five 32-bit limbs, most significant first, from `start`
+ * in `text`; undefined unless 27 base62 characters whose value fits in 160 bits.
+ */
+const ksuidLimbs = (text: string, start: number): number[] | undefined => {
+  if (text.length - start !== LENGTH) return undefined;
+  // limb * 62 + carry stays below 2^38: exact in a double.
   const limbs = [0, 0, 0, 0, 0];
-  for (let index = 0; index < LENGTH; index += 1) {
+  for (let index = start; index < text.length; index += 1) {
     let carry = digitOf(text.charCodeAt(index));
     if (carry < 0) return undefined;
     // limbs = limbs * 62 + digit
@@ -41,6 +44,13 @@ export const decodeKsuid = (text: string): Uint8Array | undefined => {
     }
     if (carry !== 0) return undefined;
   }
+  return limbs;
+};
+
+/** The 20 bytes of a KSUID's text, or undefined unless it is 27 base62 characters whose value fits in 160 bits. */
+export const decodeKsuid = (text: string): Uint8Array | undefined => {
+  const limbs = ksuidLimbs(text, 0);
+  if (!limbs) return undefined;
   const bytes = new Uint8Array(BYTES);
   const view = new DataView(bytes.buffer);
   limbs.forEach((limb, at) => view.setUint32(at * 4, limb));
@@ -85,8 +95,8 @@ export const timeOfProviderId = (id: string): number | undefined => {
   const separator = id.length - LENGTH - 1;
   if (separator < 1 || id.charCodeAt(separator) !== 95) return undefined; // '_'
   for (let index = 0; index < separator; index += 1) if (!isLetter(id.charCodeAt(index))) return undefined;
-  const bytes = decodeKsuid(id.slice(separator + 1));
-  if (!bytes) return undefined;
-  const seconds = (bytes[0] ?? 0) * 0x1000000 + (bytes[1] ?? 0) * 0x10000 + (bytes[2] ?? 0) * 0x100 + (bytes[3] ?? 0);
-  return (seconds + PROVIDER_EPOCH_SECONDS) * 1000 + (((bytes[4] ?? 0) * 4) % 1000);
+  const limbs = ksuidLimbs(id, separator + 1);
+  if (!limbs) return undefined;
+  // Bytes 0-3 (the first limb) count seconds; byte 4 (the top of the second) counts 4 ms units.
+  return ((limbs[0] ?? 0) + PROVIDER_EPOCH_SECONDS) * 1000 + ((((limbs[1] ?? 0) >>> 24) * 4) % 1000);
 };

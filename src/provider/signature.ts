@@ -125,24 +125,24 @@ const HEADER_NAMES = {
   signature: ['http-svix-signature', 'http-webhook-signature', 'svix-signature', 'webhook-signature'],
 } as const;
 
+type SigningHeader = keyof typeof HEADER_NAMES;
+/** Each name, lower case: the header it gives, and its rank there (the first name present wins). */
+const NAMED = new Map<string, { header: SigningHeader; rank: number }>();
+for (const header of ['id', 'timestamp', 'signature'] as const) {
+  HEADER_NAMES[header].forEach((name, rank) => NAMED.set(name, { header, rank }));
+}
+
 /** Reads the signing headers case-insensitively from a header map. */
-export const signingHeaders = (
-  headers: Readonly<Record<string, unknown>>,
-): Pick<SignedDelivery, 'id' | 'timestamp' | 'signature'> => {
-  const lower = new Map<string, string>();
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value === 'string') lower.set(name.toLowerCase(), value);
+export const signingHeaders = (headers: Readonly<Record<string, unknown>>): Pick<SignedDelivery, SigningHeader> => {
+  const found: Pick<SignedDelivery, SigningHeader> = { id: undefined, timestamp: undefined, signature: undefined };
+  const ranks = { id: Infinity, timestamp: Infinity, signature: Infinity };
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    const named = NAMED.get(name.toLowerCase());
+    // A later header of the same name replaces an earlier one.
+    if (typeof value !== 'string' || named === undefined || named.rank > ranks[named.header]) continue;
+    ranks[named.header] = named.rank;
+    found[named.header] = value.trim();
   }
-  const pick = (names: readonly string[]): string | undefined => {
-    for (const name of names) {
-      const value = lower.get(name);
-      if (value !== undefined) return value.trim();
-    }
-    return undefined;
-  };
-  return {
-    id: pick(HEADER_NAMES.id),
-    timestamp: pick(HEADER_NAMES.timestamp),
-    signature: pick(HEADER_NAMES.signature),
-  };
+  return found;
 };

@@ -102,4 +102,22 @@ describe('signature verification (standard-webhooks scheme)', () => {
       signingHeaders({ 'Http-Webhook-Id': 'a', 'Http-Webhook-Timestamp': '1', 'Http-Webhook-Signature': 's' }),
     ).toEqual({ id: 'a', timestamp: '1', signature: 's' });
   });
+
+  it("prefers Svix's own names whatever the order, skips values that are not text, and trims", () => {
+    const headers = {
+      'Http-Webhook-Id': 'white',
+      'Http-Svix-Id': ' svix ',
+      'Http-Svix-Timestamp': ['1'],
+      'Webhook-Timestamp': '2',
+      'Http-User-Agent': 'Svix-Webhooks/1.0',
+      'http-svix-signature': 'first',
+      'HTTP-SVIX-SIGNATURE': 'last',
+    };
+    expect(signingHeaders(headers)).toEqual({ id: 'svix', timestamp: '2', signature: 'last' });
+    expect(signingHeaders({ 'Http-Content-Type': 'application/json' })).toEqual({
+      id: undefined,
+      timestamp: undefined,
+      signature: undefined,
+    });
+  });
 });
