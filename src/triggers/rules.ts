@@ -88,10 +88,9 @@ const spanOf = (known: Known, { signedAt }: Delivery) =>
       signedAt <= Math.min(next.firstSigned ?? Infinity, next.from + RULES.clockAllowanceMs),
   );
 
-/** Rows 5, 6, 10: the record, free while live, else with a call (after a failed read, one on credit) or one under way. */
-const recordOr = (known: Known, delivery: Delivery, now: number, liveSince: number, instead: Step): Step => {
-  if (now - Math.max(liveSince, known.confirmedAt) < RULES.liveForMs) return { kind: 'record', charged: false };
-  const credit = instead.kind === 'error' ? 1 : 0;
+/** Rows 5, 6, 10: the record, free while live; else a call (`credit` past the allowance); else wait, or `instead`. */
+const recordOr = (known: Known, delivery: Delivery, now: number, live: number, credit: number, instead: Step): Step => {
+  if (now - Math.max(live, known.confirmedAt) < RULES.liveForMs) return { kind: 'record', charged: false };
   if (callsLeft(known.allowance, now) >= 1 - credit && now + RULES.callMs <= delivery.deadline) {
     return { kind: 'record', charged: true };
   }
@@ -116,10 +115,10 @@ export const decide = (known: Known, delivery: Delivery, now: number): Step => {
   const span = spanOf(known, delivery);
   // Row 7: signed in the very second the next secret first signed, maybe by a newer one: read for first.
   if (span && (settled || delivery.signedAt !== span.next.firstSigned)) {
-    return recordOr(known, delivery, now, span.next.from, halt('unchecked-signature'));
+    return recordOr(known, delivery, now, span.next.from, 0, halt('unchecked-signature'));
   }
   if (troubled || delivery.readFailed) {
-    return recordOr(known, delivery, now, -Infinity, { kind: 'error', why: 'unchecked-signature' });
+    return recordOr(known, delivery, now, -Infinity, 1, { kind: 'error', why: 'unchecked-signature' });
   }
   if (settled) return halt('no-valid-signature');
   if (known.reading) return { kind: 'read', charged: false, at: now };
