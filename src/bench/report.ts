@@ -159,7 +159,7 @@ ${benchTables(results)}
 - **Sandbox**: auction events from a status change to Zap fields, over real HTTP through the Svix
   emulator, the Zapier stand-in and perform.
 
-Regenerate with \`npm run bench -- --docs\` (about a minute; the package measure builds two zips
+Regenerate with \`npm run bench -- --docs\` (two to three minutes; the package measure builds two zips
 with Node 22 from the npm registry).
 `;
 };
