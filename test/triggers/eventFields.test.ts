@@ -117,6 +117,16 @@ describe('Skip Outdated Events', () => {
     ).resolves.toHaveLength(1);
   });
 
+  it('runs a redelivered message once, and records its time once', async () => {
+    await expect(deliver(sold, { msgId: later }, { skipOutdated: true })).resolves.toHaveLength(1);
+    await expect(deliver(sold, { msgId: later }, { skipOutdated: true })).resolves.toEqual([]);
+    const key = newestKey(subscription.id, auction);
+    const writes = zapier()
+      .calls()
+      .filter((call) => call.key === key && call.method === 'zcache_set');
+    expect(writes).toHaveLength(1);
+  });
+
   it('keeps the newest time per auction with the scope and retention of the exactly-once marks', async () => {
     await deliver(sold, { msgId: later }, { skipOutdated: true });
     const key = newestKey(subscription.id, auction);
