@@ -90,16 +90,20 @@ const labels = new Map<string, string>();
 const REMEMBERED_LABELS = 64;
 
 const DAY_SECONDS = 86_400;
+/** The furthest a Date reaches either side of the epoch: 100 million days. */
+const LAST_TIME_MS = 8.64e15;
 /** The day last formatted (its first second, and `YYYY-MM-DD`): most events of a run share one. */
 let lastDay = { start: Number.NaN, text: '' };
 const twoDigits = (value: number): string => (value < 10 ? `0${value}` : String(value));
 
 /** ISO 8601 with an explicit offset, to the second: 2026-11-22T17:41:58+00:00. */
 export const isoWithOffset = (epochMilliseconds: number): string => {
+  // Checked here, not left to the day's Date: the last day's first second is valid when a later one is not.
+  if (!(Math.abs(epochMilliseconds) <= LAST_TIME_MS)) throw new RangeError('Invalid time value');
   const seconds = Math.floor(epochMilliseconds / 1000);
   const start = Math.floor(seconds / DAY_SECONDS) * DAY_SECONDS;
   if (start !== lastDay.start) {
-    // `YYYY-MM-DD`, or the longer form of years outside 0-9999; throws as toISOString does for an invalid time.
+    // `YYYY-MM-DD`, or the longer form of years outside 0-9999.
     const iso = new Date(start * 1000).toISOString();
     lastDay = { start, text: iso.slice(0, iso.indexOf('T')) };
   }

@@ -56,21 +56,35 @@ describe('trigger fields', () => {
     expect(() => isoWithOffset(Number.NaN)).toThrow(RangeError);
   });
 
-  it('writes every time, in any order, as Date does to the second', () => {
-    // The day is remembered between calls: times of one day, of the next and of far-off years interleave.
+  it('writes every time, in any order, as Date does to the second, and refuses the times Date refuses', () => {
+    // The day is remembered between calls: times of one day, of the next, of far-off years and of
+    // just past the last time a Date can hold (8.64e15 ms either side of the epoch) interleave.
     const day = 86_400_000;
     const time = fc.oneof(
       fc.integer({ min: -8.64e15, max: 8.64e15 }),
       fc.integer({ min: Date.UTC(2026, 0, 1), max: Date.UTC(2026, 0, 1) + 3 * day }),
+      fc.integer({ min: 8.64e15 - 2 * day, max: 8.64e15 + 2 * day }),
+      fc.integer({ min: -8.64e15 - 2 * day, max: -8.64e15 + 2 * day }),
     );
+    const asDateWrites = (ms: number): string => {
+      const at = new Date(ms);
+      return Number.isNaN(at.getTime()) ? 'RangeError' : at.toISOString().replace(/\.\d{3}Z$/, '+00:00');
+    };
+    const asWritten = (ms: number): string => {
+      try {
+        return isoWithOffset(ms);
+      } catch (error) {
+        return error instanceof RangeError ? 'RangeError' : String(error);
+      }
+    };
     fc.assert(
       fc.property(fc.array(time, { minLength: 1, maxLength: 20 }), (times) => {
-        for (const ms of times) {
-          const iso = new Date(Math.floor(ms / 1000) * 1000).toISOString();
-          expect(isoWithOffset(ms)).toBe(iso.replace(/\.000Z$/, '+00:00'));
-        }
+        for (const ms of times) expect(asWritten(ms)).toBe(asDateWrites(ms));
       }),
     );
+    expect(asWritten(8.64e15)).toBe('+275760-09-13T00:00:00+00:00');
+    expect(asWritten(8.64e15 + 1)).toBe('RangeError');
+    expect(asWritten(8.64e15 + 1001)).toBe('RangeError');
   });
 
   it('labels a status the same however often, and however many statuses came before', () => {
