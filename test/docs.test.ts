@@ -108,7 +108,7 @@ describe('the performance document', () => {
     expect(read('docs/performance.md')).toMatch(/on this machine:\n.+cores, \d+ GiB of memory/);
   });
 
-  it('is from a run of the current source (after changing src/ or the lockfile, run npm run bench -- --docs)', () => {
+  it('is from a run of the current source (after changing src/, the lockfile or a tsconfig, run npm run bench -- --docs)', () => {
     if (!isRight(recorded)) throw new Error('docs/performance.json is not a bench result');
     expect(recorded.right.source).toBe(sourceFingerprint(ROOT));
     expect(recorded.right.comparisons.length).toBeGreaterThanOrEqual(4);

@@ -76,8 +76,11 @@ export const machineOf = (): Machine => {
   };
 };
 
-/** What decides the figures: the app's source, and the dependencies the lockfile pins. */
-const MEASURED = ['src', 'package-lock.json', 'tsconfig.build.json'];
+/**
+ * What decides the figures: the app's source, the dependencies the lockfile
+ * pins, and how it is compiled (the build's settings extend tsconfig.json).
+ */
+export const MEASURED = ['src', 'package-lock.json', 'tsconfig.build.json', 'tsconfig.json'];
 
 /** A SHA-256 over the measured files (path and content), the same on any checkout of the same source. */
 export const sourceFingerprint = (root: string): string => {
@@ -139,7 +142,7 @@ export const performanceDoc = (results: BenchResults): string => {
 
 Figures from one run of \`npm run bench\` (${results.seconds} s), on ${results.when.slice(0, 10)}, on this machine:
 ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB of memory, ${machine.os}, Node ${machine.node}.
-Source fingerprint \`${results.source}\` (the app's source and lockfile; a test fails when they change
+Source fingerprint \`${results.source}\` (the app's source, lockfile and compiler settings; a test fails when they change
 and this document is not regenerated).
 
 The bench measures each figure against a baseline in the same run, with both sides taking turns in
