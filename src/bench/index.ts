@@ -5,7 +5,6 @@ import {
   coldStart,
   deliveryCpu,
   packageSize,
-  REMEASURES,
   ROOT,
   roundTrips,
   sandboxThroughput,
@@ -13,7 +12,7 @@ import {
   type Remeasuring,
 } from './measures';
 import { round } from './stats';
-import { budgetText } from './verdict';
+import { budgetText, REMEASURES } from './verdict';
 import {
   benchTables,
   machineOf,

@@ -21,12 +21,9 @@ import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
 import type { Comparison, RoundTrip, Throughput } from './report';
 import { elapsedMs, median, percentile, round, sideBySide } from './stats';
-import { budgetText, measureUntilDecided, type Budget, type Judged } from './verdict';
+import { budgetText, measureUntilDecided, REMEASURES, type Budget, type Judged } from './verdict';
 
 export { ROOT };
-
-/** How many times a figure within its noise of the budget is measured again before it is called missed. */
-export const REMEASURES = 2;
 
 /** Told when a figure past its budget by no more than its noise is measured again. */
 export type Remeasuring = (name: string, judged: Judged, attempt: number) => void;

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { cpus, release, totalmem, type as osType } from 'node:os';
 import { join, relative } from 'node:path';
 import * as t from 'io-ts';
+import { REMEASURES } from './verdict';
 
 /**
  * What `npm run bench` reports: the tables it prints, and the performance
@@ -142,15 +143,15 @@ export const performanceDoc = (results: BenchResults): string => {
 
 Figures from one run of \`npm run bench\` (${results.seconds} s), on ${results.when.slice(0, 10)}, on this machine:
 ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB of memory, ${machine.os}, Node ${machine.node}.
-Source fingerprint \`${results.source}\` (the app's source, lockfile and compiler settings; a test fails when they change
-and this document is not regenerated).
+Source fingerprint \`${results.source}\` (the app's source, lockfile and compiler settings; a test fails
+when they change and this document is not regenerated).
 
 The bench measures each figure against a baseline in the same run, with both sides taking turns in
 small steps (one delivery each, or batches of checks), so a slow spell of a busy machine touches
 both alike; a ratio is the median of the per-round ratios, so it need not equal Ours over
 Baseline, which are each side's own median. A ratio is judged before it is rounded for the table;
 one past its budget whose 95% interval still reaches back over the budget is measured again, with
-more rounds, up to twice, before it is called missed. Round trips are counted on the
+more rounds, up to ${REMEASURES} times, before it is called missed. Round trips are counted on the
 stand-ins for Zapier's cache (answering as Zapier documents, then as Redis does) and for Svix.
 Nothing here asserts a time: the budgets are ratios, and the run reports whether each is met.
 
@@ -165,7 +166,7 @@ ${benchTables(results)}
 - **Sandbox**: auction events from a status change to Zap fields, over real HTTP through the Svix
   emulator, the Zapier stand-in and perform.
 
-Regenerate with \`npm run bench -- --docs\` (two to four minutes: longer when a figure near its budget is measured again; the package measure builds two zips
-with Node 22 from the npm registry).
+Regenerate with \`npm run bench -- --docs\` (two to four minutes: longer when a figure near its budget
+is measured again; the package measure builds two zips with Node 22 from the npm registry).
 `;
 };

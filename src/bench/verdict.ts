@@ -72,6 +72,9 @@ export const judge = (ratios: readonly number[], budget: Budget, measuresLeft: n
 export const ratiosOf = (samples: { a: readonly number[]; b: readonly number[] }): number[] =>
   samples.a.map((value, index) => value / (samples.b[index] ?? Number.NaN));
 
+/** How many times a figure within its noise of the budget is measured again before it is called missed. */
+export const REMEASURES = 2;
+
 /**
  * Measures with `sample` until the verdict is met or missed, measuring again
  * at most `remeasures` times, each time pooling the new rounds with the old.

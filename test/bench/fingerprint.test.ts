@@ -1,6 +1,6 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { MEASURED, sourceFingerprint } from '../../src/bench/report';
 
 /**
@@ -9,7 +9,7 @@ import { MEASURED, sourceFingerprint } from '../../src/bench/report';
  * change the fingerprint, and nothing else may.
  */
 
-const ROOT = join(__dirname, '..', '..');
+const ROOT = resolve(__dirname, '../..');
 
 describe('the source fingerprint', () => {
   let copy: string;
