@@ -1,6 +1,7 @@
 import type { Bundle, HttpRequestOptions, HttpResponse, ZObject } from 'zapier-platform-core';
 import type * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
+import { clock } from '../clock';
 import { describeDecodeErrors } from '../models/decode';
 import { readConnection, type Connection } from './connection';
 import {
@@ -26,7 +27,7 @@ export class Deadline {
 
   /** A deadline `ms` from now; by default the whole operation budget. */
   static in(ms = requestSettings.operationBudgetMs): Deadline {
-    return new Deadline(Date.now() + ms);
+    return new Deadline(clock.now() + ms);
   }
 
   /** The operation budget counted from when the operation began. */
@@ -35,7 +36,7 @@ export class Deadline {
   }
 
   remainingMs(): number {
-    return this.endsAt - Date.now();
+    return this.endsAt - clock.now();
   }
 }
 
@@ -138,7 +139,7 @@ export const callProvider = async (caller: Caller, call: ProviderCall): Promise<
     if (!mayPass(outcome.failure) || attempt >= attempts || caller.deadline.remainingMs() < SHORTEST_CALL_MS * 2) {
       return raise(caller.z, call.reword ? call.reword(outcome.failure) : outcome.failure);
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await clock.sleep(200);
   }
 };
 

@@ -1,5 +1,6 @@
 import { isRight } from 'fp-ts/Either';
 import { defineTrigger, type Bundle, type ZObject } from 'zapier-platform-core';
+import { clock } from '../clock';
 import {
   auctionStatusChangedOutputFields,
   auctionStatusChangedSample,
@@ -74,7 +75,7 @@ const checkedEvent = (z: ZObject, bundle: Bundle, subscription: SubscribeData, s
   if (!envelope.ok) return refuse(z, envelope.refusal);
   const { id: messageId, timestamp, signature } = envelope;
   const occurredAtMs = eventTimeMs(messageId, envelope.seconds * 1000);
-  if (isTooOldToRemember(occurredAtMs, Date.now())) return refuse(z, 'event-too-old');
+  if (isTooOldToRemember(occurredAtMs, clock.now())) return refuse(z, 'event-too-old');
   const deadline = startedAt + requestSettings.operationBudgetMs;
   const signedBy = (secret: string) => signedWith(secret, messageId, timestamp, signature, body);
   const delivery = { id: messageId, signedAt: envelope.seconds * 1000, signedWith: signedBy, arrivedAt: startedAt };
@@ -97,7 +98,7 @@ type Items = AuctionStatusChangedItem[] | Promise<AuctionStatusChangedItem[]>;
 // Not async: the usual delivery makes no promise beyond its claim's (the platform tracks each one); core
 // runs it inside a promise, so a throw reaches Zapier as a rejection does.
 const perform = (z: ZObject, bundle: Bundle): Items => {
-  const startedAt = Date.now();
+  const startedAt = clock.now();
   if (bundle.rawRequest === undefined || bundle.rawRequest === null) {
     // A live Zap's run always carries a delivery: without one, nothing is checked, so nothing runs.
     if (isSubscribed(bundle)) return refuse(z, 'no-delivery');

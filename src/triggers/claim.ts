@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ZObject } from 'zapier-platform-core';
 import { CLOCK_ALLOWANCE_SECONDS, type SigningWindow } from '../provider/signature';
+import { clock } from '../clock';
 import { cacheGet, cacheSet } from './cache';
 
 /**
@@ -74,8 +75,8 @@ export const probeNx = async (z: ZObject): Promise<boolean | undefined> => {
  */
 export const claimSettings: { retryPausesMs: readonly number[] } = { retryPausesMs: [30, 70, 150] };
 
-/** Waits `ms` milliseconds. */
-export const pause = (ms: number): Promise<void> => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Waits `ms` milliseconds on this process's clock. */
+export const pause = (ms: number): Promise<void> => clock.sleep(ms);
 
 /** Whether the cache honours `nx`, as a probe in this process learnt it, for Zaps whose subscribe could not. */
 let probedNx: boolean | undefined;

@@ -1,5 +1,6 @@
 import { isRight } from 'fp-ts/Either';
 import type { ZObject } from 'zapier-platform-core';
+import { clock } from '../clock';
 import { getEndpointSecret } from '../provider/api';
 import type { Failure } from '../provider/failures';
 import { timeOfProviderId } from '../provider/ksuid';
@@ -19,8 +20,9 @@ export type Subscription = SubscribeData & { connection: string };
 export type Verdict = { kind: 'signed' } | { kind: 'confirmed'; event: unknown };
 
 export const secretHistoryKey = (endpointId: string): string => `secrets:${endpointId}`;
-/** The rules' waits; a test may replace it. */
-export const shell = { sleep: pause };
+/** Told each step the rules return, with what this process knew then: the simulation's trace (src/sim). */
+export type Observer = (delivery: Delivery, step: Step, known: Known, now: number) => void;
+export const shell: { observe?: Observer } = {};
 
 /** A look, a read and one waited for, a few waits for the record, the record: well within this. */
 const MAX_STEPS = 12;
@@ -71,7 +73,7 @@ const share = async ({ z, key, state }: Endpoint, onlyIfAbsent: boolean): Promis
 /** Row 11: merges what other processes learnt, and shares what they lack. Nothing there is a failed look. */
 const look = async (endpoint: Endpoint): Promise<void> => {
   const { state } = endpoint;
-  const at = Date.now();
+  const at = clock.now();
   const found = await cacheGet(endpoint.z, endpoint.key).then((value) => ({ value }), ignore);
   const shared = SecretHistory.decode(found?.value);
   if (isRight(shared)) state.history = merge(state.history, shared.right);
@@ -91,10 +93,10 @@ const look = async (endpoint: Endpoint): Promise<void> => {
 const read = (endpoint: Endpoint, charged: boolean, at: number): Promise<boolean> => {
   const { state } = endpoint;
   state.reading ??= (async () => {
-    if (at > Date.now()) await shell.sleep(at - Date.now());
+    if (at > clock.now()) await clock.sleep(at - clock.now());
     // Deliveries that arrive together (a burst of Zapier's workers) share the read: it starts a moment later.
     if (charged) await pause(RULES.gatherMs);
-    const startedAt = Date.now();
+    const startedAt = clock.now();
     let failure: Failure | undefined;
     const reword = (why: Failure) => (failure = why);
     try {
@@ -105,11 +107,11 @@ const read = (endpoint: Endpoint, charged: boolean, at: number): Promise<boolean
       state.readAt = startedAt;
       state.history = observeRead(before, secret, startedAt);
       if (lacks(before, state.history)) await share(endpoint, false);
-      else if (charged) state.allowance = spend(state.allowance, Date.now());
+      else if (charged) state.allowance = spend(state.allowance, clock.now());
       return true;
     } catch (error) {
       if (!failure || !(failure.kind === 'throttled' || mayPass(failure))) throw error;
-      state.troubleAt = Date.now();
+      state.troubleAt = clock.now();
       return false;
     }
   })().finally(() => (state.reading = undefined));
@@ -118,12 +120,12 @@ const read = (endpoint: Endpoint, charged: boolean, at: number): Promise<boolean
 
 /** Rows 4 to 6 and 10: Svix's record decides (record.ts), and the Zap gets its copy of the event. */
 const record = ({ z, caller, subscription, state }: Endpoint, messageId: string, charged: boolean) => {
-  if (charged) state.allowance = spend(state.allowance, Date.now());
+  if (charged) state.allowance = spend(state.allowance, clock.now());
   const check = { endpoint: subscription, messageId, attempts: state.troubleAt === NEVER ? 2 : 1 };
   const call = providerRecord()
     .confirmByRecord(z, caller(), check)
     .then((event): Verdict => {
-      state.confirmedAt = Date.now();
+      state.confirmedAt = clock.now();
       return { kind: 'confirmed', event };
     })
     .finally(() => state.records.delete(call));
@@ -134,8 +136,17 @@ const record = ({ z, caller, subscription, state }: Endpoint, messageId: string,
 /** The delivery checked by the rules against what is known of the endpoint's secrets; the usual one at once. */
 export const verify = (z: ZObject, caller: () => Caller, subscription: Subscription, delivery: Delivery) => {
   const state = stateOf(subscription);
-  const step = decide(state, delivery, Date.now());
+  const now = clock.now();
+  const step = decide(state, delivery, now);
+  shell.observe?.(delivery, step, state, now);
   return step.kind === 'run' ? signed(state, delivery) : steps(z, caller, subscription, state, delivery, step);
+};
+
+const next = (state: State, delivery: Delivery): Step => {
+  const now = clock.now();
+  const step = decide(state, delivery, now);
+  shell.observe?.(delivery, step, state, now);
+  return step;
 };
 
 const signed = (state: State, delivery: Delivery): Verdict => {
@@ -150,7 +161,7 @@ const steps = async (
   ...[state, delivery, first]: [State, Delivery, Step]
 ) => {
   const endpoint: Endpoint = { z, caller, subscription, state, key: secretHistoryKey(subscription.id) };
-  for (let step = first, count = 0; count < MAX_STEPS; step = decide(state, delivery, Date.now()), count += 1) {
+  for (let step = first, count = 0; count < MAX_STEPS; step = next(state, delivery), count += 1) {
     if (step.kind === 'run') return signed(state, delivery);
     if (step.kind === 'record') return record(endpoint, delivery.id, step.charged);
     if (step.kind === 'halt') return refuse(z, step.why);

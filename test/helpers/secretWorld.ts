@@ -11,7 +11,8 @@ import { runSetup } from '../../src/setup/setup';
 import { SubscribeData } from '../../src/triggers/delivery';
 import { RULES } from '../../src/triggers/rules';
 import { SecretHistory } from '../../src/triggers/secrets';
-import { secretHistoryKey, shell } from '../../src/triggers/verify';
+import { clock } from '../../src/clock';
+import { secretHistoryKey } from '../../src/triggers/verify';
 import { failure, signedRequest } from './fixtures';
 import { IDENTITY, usePlatform, type PlatformUnderTest, type ZapierProcess } from './platform';
 
@@ -110,7 +111,7 @@ class SecretWorld {
   readonly virtualWaits = (): (() => number) => {
     let moved = 0;
     jest.spyOn(Date, 'now').mockImplementation(() => realNow() + moved);
-    shell.sleep = async (ms: number) => {
+    clock.sleep = async (ms: number) => {
       moved += Math.max(0, ms);
       await new Promise((resolve) => setImmediate(resolve));
     };
@@ -213,13 +214,13 @@ export const useSecretWorld = (): SecretWorld => {
   // Some tests wait for the allowance of calls on purpose (seconds each).
   jest.setTimeout(60_000);
   const rulesDefaults = { ...RULES };
-  const shellDefaults = { ...shell };
+  const clockDefaults = { ...clock };
   const requestDefaults = { ...requestSettings };
   beforeEach(world.start);
   afterEach(async () => {
     world.zapierFault = undefined;
     Object.assign(RULES, rulesDefaults);
-    Object.assign(shell, shellDefaults);
+    Object.assign(clock, clockDefaults);
     Object.assign(requestSettings, requestDefaults);
     jest.restoreAllMocks();
     await world.emulator.stop();

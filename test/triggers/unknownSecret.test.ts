@@ -4,7 +4,8 @@ import { refusalMessage } from '../../src/triggers/delivery';
 import { RECORD_REFUSALS } from '../../src/triggers/record';
 import { CLAIM_TTL_SECONDS } from '../../src/triggers/claim';
 import { RULES } from '../../src/triggers/rules';
-import { secretHistoryKey, shell } from '../../src/triggers/verify';
+import { clock } from '../../src/clock';
+import { secretHistoryKey } from '../../src/triggers/verify';
 import { failure, signedRequest } from '../helpers/fixtures';
 import { anotherProcess } from '../helpers/platform';
 import { UNAVAILABLE, useSecretWorld, type AuctionEvent } from '../helpers/secretWorld';
@@ -55,20 +56,20 @@ describe('junk costs little in every state, and a genuine delivery with a new se
   });
 
   it('right after an immediate rotation seen by a genuine delivery, in the next second', async () => {
-    const clock = virtualWaits();
+    const moved = virtualWaits();
     await rotateAndTeach();
     // Svix stamps whole seconds: junk of the very second the new secret was first seen signing may be
     // the last signed with the old one (row 6), and costs a call each; from the next second on, it cannot.
-    await shell.sleep(1_000);
-    await junkFloodIsCheap(clock, ['HaltedError']);
+    await clock.sleep(1_000);
+    await junkFloodIsCheap(moved, ['HaltedError']);
     await afterTheFlood();
   });
 
   it('after several rotations', async () => {
-    const clock = virtualWaits();
+    const moved = virtualWaits();
     for (let rotation = 0; rotation < 4; rotation += 1) await rotateAndTeach();
-    await shell.sleep(1_000);
-    await junkFloodIsCheap(clock, ['HaltedError']);
+    await clock.sleep(1_000);
+    await junkFloodIsCheap(moved, ['HaltedError']);
     await afterTheFlood();
   });
 
