@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Connection } from './connection';
-import { ApplicationOut, EndpointOut, EndpointSecretOut, ListResponseMessageOut, MessageOut } from './codecs';
+import { ApplicationOut, EndpointOut, EndpointSecretOut, ListResponseMessageOut, type MessageOut } from './codecs';
 import { EVENT_TYPE_NAME, type ProviderTransport } from './eventType';
-import { isEndpointId, isMessageId, isPathSafeUid } from './ids';
+import { isEndpointId, isPathSafeUid } from './ids';
 import type { Failure } from './failures';
 import { callProvider, decodeAnswer, type Caller, type ProviderCall } from './request';
 
@@ -161,31 +161,28 @@ export const listRecentMessages = async (caller: Caller, limit: number): Promise
   return decodeAnswer(caller, ListResponseMessageOut, answer.body, action).data;
 };
 
-const READ_MESSAGE = "reading this event's record in your Consumer App";
+const LIST_WINDOW = "reading your Consumer App's record of auction events";
 
-/**
- * One message of the Consumer App, by its id, as the provider keeps it (it
- * also answers to a message's eventId: callers compare the id). Tried
- * `attempts` times when the provider fails for a moment; `reword` tells the person more about
- * any other failure.
- */
-export const getMessage = async (
+/** A page of the Consumer App's AUCTION_STATUS_CHANGE messages made between two times (exclusive), newest first. */
+export const listMessagesBetween = async (
   caller: Caller,
-  messageId: string,
+  window: { after: number; before: number; iterator?: string },
   reword: (failure: Failure) => Failure,
-  attempts = 2,
-): Promise<MessageOut | undefined> => {
-  if (!isMessageId(messageId)) return undefined;
+): Promise<ListResponseMessageOut> => {
   const answer = await callProvider(caller, {
     method: 'GET',
-    path: `${appPath(caller.connection)}/msg/${encodeURIComponent(messageId)}`,
-    params: { with_content: true },
-    action: READ_MESSAGE,
-    accept: [404],
-    attempts,
-    timeoutMs: 5_000,
+    path: `${appPath(caller.connection)}/msg`,
+    params: {
+      event_types: EVENT_TYPE_NAME,
+      limit: 250,
+      with_content: true,
+      after: new Date(window.after).toISOString(),
+      before: new Date(window.before).toISOString(),
+      ...(window.iterator === undefined ? {} : { iterator: window.iterator }),
+    },
+    action: LIST_WINDOW,
+    timeoutMs: 3_000,
     reword,
   });
-  if (answer.status === 404) return undefined;
-  return decodeAnswer(caller, MessageOut, answer.body, READ_MESSAGE, reword);
+  return decodeAnswer(caller, ListResponseMessageOut, answer.body, LIST_WINDOW, reword);
 };

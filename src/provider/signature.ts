@@ -106,6 +106,16 @@ const matchesAt = (header: string, start: number, expected: Buffer): boolean => 
   return candidate.length === expected.length && timingSafeEqual(candidate, expected);
 };
 
+/** How many signatures a header carries: its space-separated entries (one, unless a secret is being rotated). */
+export const signatureCount = (header: string): number => {
+  if (header.length === ENTRY_LENGTH) return 1;
+  let count = 0;
+  for (let index = 0; index < header.length; index += 1) {
+    if (header.charCodeAt(index) !== 32 && (index === 0 || header.charCodeAt(index - 1) === 32)) count += 1;
+  }
+  return count;
+};
+
 /** True when one of the header's `v1,` signatures is the HMAC of the delivery under this secret. */
 export const signedWith = (
   secret: string,

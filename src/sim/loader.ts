@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
 import { compileFunction } from 'node:vm';
+import type * as Core from 'zapier-platform-core';
 import type { errors as platformErrors } from 'zapier-platform-core';
 import type * as Clock from '../clock';
 import type * as Claim from '../triggers/claim';
@@ -48,6 +49,8 @@ export interface AppProcess {
   clock: (typeof Clock)['clock'];
   shell: (typeof Verify)['shell'];
   rules: (typeof Rules)['RULES'];
+  /** zapier-platform-core's errors as the app's own copy of core defines them (its perform tells them apart by class). */
+  errors: typeof platformErrors;
   /** Forgets all it knew, as a process Zapier starts afresh. */
   goCold: () => void;
 }
@@ -94,11 +97,13 @@ export const loadAppProcess = (root: string = defaultAppRoot()): AppProcess => {
   const claim: typeof Claim = load('triggers/claim.js');
   const { clock }: typeof Clock = load('clock.js');
   const { RULES }: typeof Rules = load('triggers/rules.js');
+  const { errors }: typeof Core = createRequire(join(root, 'index.js'))('zapier-platform-core');
   return {
     perform,
     clock,
     shell: verify.shell,
     rules: RULES,
+    errors,
     goCold: () => {
       verify.forgetKnownSecrets();
       claim.forgetProbedNx();

@@ -14,7 +14,7 @@ import type { OutputField } from '../fields/zapFields';
 import { connectionScope } from '../provider/connection';
 import { endpointUid, isEndpointId } from '../provider/ids';
 import { callerOf, requestSettings, type Caller } from '../provider/request';
-import { checkEnvelope, signedWith, signingHeaders } from '../provider/signature';
+import { checkEnvelope, signatureCount, signedWith, signingHeaders } from '../provider/signature';
 import { decodePayload, parseBody, RawRequest, refuse, SubscribeData, type PayloadResult } from './delivery';
 import { recentAuctioneers, recentStatuses } from './choices';
 import { claimMessage, isTooOldToRemember, probeNx, SIGNING_WINDOW } from './claim';
@@ -78,7 +78,9 @@ const checkedEvent = (z: ZObject, bundle: Bundle, subscription: SubscribeData, s
   if (isTooOldToRemember(occurredAtMs, clock.now())) return refuse(z, 'event-too-old');
   const deadline = startedAt + requestSettings.operationBudgetMs;
   const signedBy = (secret: string) => signedWith(secret, messageId, timestamp, signature, body);
-  const delivery = { id: messageId, signedAt: envelope.seconds * 1000, signedWith: signedBy, arrivedAt: startedAt };
+  const signedAt = envelope.seconds * 1000;
+  const signatures = signatureCount(signature);
+  const delivery = { id: messageId, signedAt, signatures, signedWith: signedBy, arrivedAt: startedAt };
   const endpoint = { ...subscription, connection: connectionScope(bundle.authData) };
   // One caller, and so one deadline (counted from the start, waits included), for every provider call.
   let caller: Caller | undefined;
@@ -88,9 +90,9 @@ const checkedEvent = (z: ZObject, bundle: Bundle, subscription: SubscribeData, s
     if (!parsed.ok) throw new z.errors.Error(parsed.message, 'InvalidPayload', 400);
     const payload = decodePayload(parsed.body);
     if (!payload.ok) throw new z.errors.Error(payload.message, 'InvalidPayload', 400);
-    return runOnce(z, bundle, subscription, { ...payload, messageId, occurredAtMs });
+    return runOnce(z, bundle, subscription, { ...payload, messageId, occurredAtMs, deadline });
   };
-  const checked = verify(z, callerFor, endpoint, { ...delivery, deadline, looked: false, readFailed: false });
+  const checked = verify(z, callerFor, endpoint, { ...delivery, deadline, looked: false });
   return checked instanceof Promise ? checked.then(decoded) : decoded(checked);
 };
 
@@ -110,21 +112,27 @@ const perform = (z: ZObject, bundle: Bundle): Items => {
   return checkedEvent(z, bundle, stored.right, startedAt);
 };
 
-type CheckedEvent = Extract<PayloadResult, { ok: true }> & { messageId: string; occurredAtMs: number };
+type CheckedEvent = Extract<PayloadResult, { ok: true }> & {
+  messageId: string;
+  occurredAtMs: number;
+  deadline: number;
+};
 /** The Zap's filters fail closed. Map, then filter: a delivery this Zap does not want costs no round trip. */
 const runOnce = (z: ZObject, bundle: Bundle, zap: SubscribeData, event: CheckedEvent): Items => {
   const filters = filtersOf(z, bundle);
   const item = toTriggerItem(event.payload, event, event.extras.values);
   if (!passesFilters(item, filters)) return [];
-  if (filters.skipOutdated) return runIfNewest(z, zap, item, event.occurredAtMs);
+  if (filters.skipOutdated) return runIfNewest(z, zap, item, event);
   // Run each message once per Zap, however often it is delivered.
-  return claimMessage(z, zap.id, item.id, zap.cacheHonoursNx).then((claimed) => (claimed ? [item] : []));
+  return claimMessage(z, zap.id, item.id, zap.cacheHonoursNx, event.deadline).then((claimed) =>
+    claimed ? [item] : [],
+  );
 };
 
-const runIfNewest = async (z: ZObject, zap: SubscribeData, item: AuctionStatusChangedItem, occurredAtMs: number) => {
-  if (await isOutdated(z, zap.id, item.auctionUuid, occurredAtMs)) return [];
-  if (!(await claimMessage(z, zap.id, item.id, zap.cacheHonoursNx))) return [];
-  await recordNewest(z, zap.id, item.auctionUuid, occurredAtMs);
+const runIfNewest = async (z: ZObject, zap: SubscribeData, item: AuctionStatusChangedItem, event: CheckedEvent) => {
+  if (await isOutdated(z, zap.id, item.auctionUuid, event.occurredAtMs)) return [];
+  if (!(await claimMessage(z, zap.id, item.id, zap.cacheHonoursNx, event.deadline))) return [];
+  await recordNewest(z, zap.id, item.auctionUuid, event.occurredAtMs);
   return [item];
 };
 

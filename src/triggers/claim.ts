@@ -69,11 +69,13 @@ export const probeNx = async (z: ZObject): Promise<boolean | undefined> => {
 };
 
 /**
- * The pauses before a throttled claim (`null`) is tried again: a one-off
- * throttle must not leave a message unclaimed, and a cache that stays
- * throttled must not hold the Zap up (about 250 ms, then it runs unclaimed).
+ * The pauses before a claim the cache did not settle is tried again (a
+ * throttle, an error, a holder that could not be read back): short at
+ * first, then the last one over and over, until the delivery's time is up.
+ * A cache that fails one call in five must neither run an event twice nor
+ * lose it; a cache that stays down does not hold the Zap past its time.
  */
-export const claimSettings: { retryPausesMs: readonly number[] } = { retryPausesMs: [30, 70, 150] };
+export const claimSettings: { retryPausesMs: readonly number[] } = { retryPausesMs: [30, 70, 150, 300, 600, 1_000] };
 
 /** Waits `ms` milliseconds on this process's clock. */
 export const pause = (ms: number): Promise<void> => clock.sleep(ms);
@@ -87,37 +89,40 @@ export const forgetProbedNx = (): void => {
 
 /**
  * True when this delivery should run the Zap: its claim was stored, or the
- * cache could not say (a possible duplicate is better than a lost event).
- * Where the cache is known to honour `nx` (from the subscribe, or a probe once
- * per process), one `set`; otherwise a `get` first. Any other answer than
- * `true` is read back: the value is this invocation's token, so its own claim
- * (stored by an attempt core's RPC client retried) reads as ours. `false`
- * (the key exists) with nothing read back is another delivery's claim; `null`
- * (Zapier: throttled; Redis: exists) with nothing read back is tried again.
+ * cache could not say before `deadline` (a possible duplicate is better
+ * than a lost event). Where the cache is known to honour `nx` (from the
+ * subscribe, or a probe once per process), one `set`; otherwise a `get`
+ * first. Any other answer than `true` is read back: the value is this
+ * invocation's token, so its own claim (stored by an attempt core's RPC
+ * client retried) reads as ours, and another's is a copy. What leaves it
+ * unsettled (a throttle, an error, a holder that cannot be read) is tried
+ * again until the deadline; then `false` (the key exists) counts as
+ * another's claim, and anything else runs the Zap.
  */
 export const claimMessage = (
   z: ZObject,
   endpointId: string,
   messageId: string,
   cacheHonoursNx: boolean | undefined,
+  deadline = clock.now() + 10_000,
 ): Promise<boolean> => {
   const key = claimKey(endpointId, messageId);
   const token = invocationToken();
+  const pauses = claimSettings.retryPausesMs;
   // Promise chains rather than async layers: the platform tracks every promise a delivery makes.
+  const again = (attempt: number, otherwise: boolean): Promise<boolean> => {
+    const wait = pauses[Math.min(attempt, pauses.length - 1)] ?? 0;
+    return clock.now() + wait >= deadline ? Promise.resolve(otherwise) : pause(wait).then(() => claim(attempt + 1));
+  };
   const claim = (attempt: number): Promise<boolean> =>
     cacheSet(z, key, token, CLAIM_TTL_SECONDS, true).then(
       (stored) =>
         stored === true ||
         cacheGet(z, key).then(
-          (holder) => {
-            if (holder !== undefined) return holder === token;
-            const wait = claimSettings.retryPausesMs[attempt];
-            if (stored === false) return false;
-            return wait === undefined ? true : pause(wait).then(() => claim(attempt + 1));
-          },
-          () => stored !== false,
+          (holder) => (holder !== undefined ? holder === token : again(attempt, stored !== false)),
+          () => again(attempt, stored !== false),
         ),
-      () => true,
+      () => again(attempt, true),
     );
   const start = (honoursNx: boolean | undefined): Promise<boolean> =>
     honoursNx === true

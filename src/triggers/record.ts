@@ -1,21 +1,42 @@
 import { isRight } from 'fp-ts/Either';
 import type { ZObject } from 'zapier-platform-core';
-import { ExpiredPayload } from '../provider/codecs';
+import { clock } from '../clock';
+import { listMessagesBetween } from '../provider/api';
+import { ExpiredPayload, type MessageOut } from '../provider/codecs';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
 import type { Failure } from '../provider/failures';
-import { getMessage } from '../provider/api';
 import { timeOfProviderId } from '../provider/ksuid';
 import type { Caller } from '../provider/request';
 import { halt, resendHint } from './delivery';
 
 /**
- * The provider's record of a message, for a delivery that the endpoint's
- * current secret did not sign: one signed with a secret the endpoint had (it
- * waited in Zapier's queue while the secret was rotated), or with one never
- * seen here. Such a delivery runs only when the provider confirms it, and the
- * Zap then receives the provider's copy of the event: the delivered body is
- * not used.
+ * Svix's record of the Consumer App's messages, for a delivery that no
+ * secret known to be current signed: one signed with a secret the endpoint
+ * had (it waited in Zapier's queue while the secret was rotated), or with
+ * one never seen here. Such a delivery runs only when the record has its
+ * message, and the Zap then receives the record's copy of the event: the
+ * delivered body is never used.
+ *
+ * The record is read by window: a message id carries the time it was made,
+ * and one call lists every message of a two-second window, so one call
+ * answers for every delivery of that window (a queue of deliveries across a
+ * rotation, or a burst of junk that claims the same moment).
  */
+
+/** The windows of message times that one listing covers, and the margin each side for the two clocks of an id. */
+export const WINDOW_MS = 2_000;
+const MARGIN_MS = 1_000;
+/** Pages of 250 read for one window at most: 1,000 events in four seconds. */
+const MAX_PAGES = 4;
+/** Windows kept in memory, per endpoint. */
+const MAX_WINDOWS = 64;
+
+/** One window's messages as a listing found them, and when that listing began (this side's clock). */
+export interface Listing {
+  startedAt: number;
+  complete: boolean;
+  messages: Map<string, MessageOut>;
+}
 
 const why = (messageId: string): string =>
   `The auction event ${messageId} was not signed with this Zap's current endpoint secret (the secret may have been changed since it was sent), so the Zap asked Svix to confirm it`;
@@ -47,30 +68,138 @@ const isExpired = (payload: unknown): boolean =>
   payload !== null &&
   Object.keys(payload).length === 1;
 
-export interface RecordCheck {
-  /** The Zap's endpoint: its id, and when the subscribe made it (for ids that do not carry their time). */
-  endpoint: { id: string; checkedAt?: number };
-  messageId: string;
-  /** Tries of the call when Svix fails for a moment (2 by default). */
-  attempts?: number;
-}
-
 /**
- * The event as the provider's record has it, when the record confirms the
- * delivery: the same id, AUCTION_STATUS_CHANGE, created no earlier than this
- * Zap's endpoint, and its payload still kept. Anything else halts the run; a
- * provider that cannot be reached is an error that names the event.
+ * The window of a delivery's message, or a halt: an id that carries no time
+ * is no message of Svix's, and a message made before the Zap's endpoint is
+ * not the Zap's to run.
  */
-export const confirmByRecord = async (z: ZObject, caller: Caller, check: RecordCheck): Promise<unknown> => {
-  const { endpoint, messageId } = check;
+export const windowOf = (z: ZObject, endpoint: { id: string; checkedAt?: number }, messageId: string): number => {
   const createdAt = timeOfProviderId(messageId);
   const endpointAt = timeOfProviderId(endpoint.id) ?? endpoint.checkedAt;
   if (createdAt === undefined || endpointAt === undefined) return halt(z, RECORD_REFUSALS.notConfirmed);
   if (createdAt < endpointAt) return halt(z, RECORD_REFUSALS.beforeEndpoint(messageId));
-  const message = await getMessage(caller, messageId, couldNotConfirm(messageId), check.attempts);
+  return windowStart(createdAt);
+};
+
+/** The start of the window a message made at `createdAt` falls in. */
+const windowStart = (createdAt: number): number => Math.floor(createdAt / WINDOW_MS) * WINDOW_MS;
+
+/**
+ * Every message of the window, a page at a time. `beforeCall` is told of
+ * each call (the allowance), `note` of a failure before it is reworded.
+ */
+const listWindow = async (
+  caller: Caller,
+  window: number,
+  messageId: string,
+  beforeCall: () => void,
+  note: (failure: Failure) => Failure,
+): Promise<Listing> => {
+  const reword = (failure: Failure) => couldNotConfirm(messageId)(note(failure));
+  const startedAt = clock.now();
+  const messages = new Map<string, MessageOut>();
+  const range = { after: window - MARGIN_MS, before: window + WINDOW_MS + MARGIN_MS };
+  let iterator: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page += 1) {
+    beforeCall();
+    const answer = await listMessagesBetween(caller, { ...range, ...(iterator ? { iterator } : {}) }, reword);
+    for (const message of answer.data) messages.set(message.id, message);
+    if (answer.done || !answer.iterator) return { startedAt, complete: true, messages };
+    iterator = answer.iterator;
+  }
+  return { startedAt, complete: false, messages };
+};
+
+/**
+ * Whether a listing answers for a delivery of `messageId` that arrived at
+ * `arrivedAt`: it has the message, or it read the whole window and began
+ * after the delivery arrived (a genuine message was made before it was
+ * delivered, so it would be there) or after no message of the window can
+ * still be made, whatever Svix's clock.
+ */
+const answers = (
+  listing: Listing,
+  window: number,
+  messageId: string,
+  arrivedAt: number,
+  clockAllowanceMs: number,
+): boolean =>
+  listing.messages.has(messageId) ||
+  (listing.complete &&
+    (listing.startedAt >= arrivedAt || listing.startedAt > window + WINDOW_MS + MARGIN_MS + clockAllowanceMs));
+
+/**
+ * What the record says of the delivery: the event (its payload as Svix keeps
+ * it) when the listing has its message, else a halt. A listing that did not
+ * read the whole window halts nothing it did not find.
+ */
+const confirmed = (z: ZObject, listing: Listing, messageId: string): unknown => {
+  const message = listing.messages.get(messageId);
   if (!message || message.id !== messageId || message.eventType !== EVENT_TYPE_NAME) {
     return halt(z, RECORD_REFUSALS.notConfirmed);
   }
   if (isExpired(message.payload)) return halt(z, RECORD_REFUSALS.expired(messageId));
   return message.payload;
+};
+
+/** One window's listing under way, or the last one made. */
+type Window = { pending?: Promise<void>; listing?: Listing };
+/** The windows of one endpoint's record that this process has listed, oldest first. */
+export type Windows = Map<number, Window>;
+
+/** Whether the record has answered for a delivery, is being listed for its window, or neither. */
+export const status = (
+  windows: Windows,
+  delivery: { id: string; arrivedAt: number },
+  clockAllowanceMs: number,
+): 'answered' | 'under-way' | 'none' => {
+  const createdAt = timeOfProviderId(delivery.id);
+  // An id that carries no time is refused without a call.
+  if (createdAt === undefined) return 'answered';
+  const start = windowStart(createdAt);
+  const window = windows.get(start);
+  if (window?.pending) return 'under-way';
+  const { listing } = window ?? {};
+  return listing && answers(listing, start, delivery.id, delivery.arrivedAt, clockAllowanceMs) ? 'answered' : 'none';
+};
+
+/** The listings under way, for a wait that ends when any of them does. */
+export const underWay = (windows: Windows): Array<Promise<void>> =>
+  [...windows.values()].flatMap((window) => (window.pending ? [window.pending] : []));
+
+/**
+ * The record's answer for a delivery: its event, a halt, or undefined while
+ * the record has not answered for it (ask the rules again). One listing at a
+ * time per window, shared by every delivery it answers for; `pay` is told of
+ * each call, `note` of each failure.
+ */
+export const check = async (
+  z: ZObject,
+  delivery: { id: string; arrivedAt: number },
+  on: {
+    endpoint: { id: string; checkedAt?: number };
+    windows: Windows;
+    clockAllowanceMs: number;
+    caller: () => Caller;
+    pay: () => void;
+    guard: (call: (note: (failure: Failure) => Failure) => Promise<Listing>) => Promise<Listing | undefined>;
+  },
+): Promise<{ event: unknown } | undefined> => {
+  const { windows, clockAllowanceMs } = on;
+  const start = windowOf(z, on.endpoint, delivery.id);
+  let window = windows.get(start);
+  if (!window?.pending && status(windows, delivery, clockAllowanceMs) !== 'answered') {
+    const next: Window = {};
+    next.pending = on
+      .guard((note) => listWindow(on.caller(), start, delivery.id, on.pay, note))
+      .then((listing) => void (listing && (next.listing = listing)))
+      .catch(() => undefined)
+      .finally(() => (next.pending = undefined));
+    windows.delete(start);
+    windows.set(start, (window = next));
+    if (windows.size > MAX_WINDOWS) windows.delete(windows.keys().next().value ?? start);
+  }
+  await window?.pending;
+  if (status(windows, delivery, clockAllowanceMs) !== 'answered' || !window?.listing) return undefined;
+  return { event: confirmed(z, window.listing, delivery.id) };
 };

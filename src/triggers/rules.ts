@@ -1,5 +1,5 @@
 import { MESSAGE_ID_PATTERN } from '../provider/ids';
-import { currentOf, unseenSpans, type SecretHistory } from './secrets';
+import { currentOf, type SecretHistory } from './secrets';
 
 /**
  * The table "Which delivery runs" of docs/guarantees.md as one pure function:
@@ -8,120 +8,122 @@ import { currentOf, unseenSpans, type SecretHistory } from './secrets';
  */
 
 export const RULES = {
-  /** Row 11: z.cache is looked at this often; a look, a write or a read that failed, again after retryAfterMs. */
-  lookEveryMs: 60_000,
+  /** Row 2: z.cache is looked at this often, so what one process learns reaches the others within a minute. */
+  lookEveryMs: 50_000,
+  /** A look or a write of z.cache that failed is made again after this. */
   retryAfterMs: 5_000,
-  /** Row 3: a current secret read longer ago than this is read again before it is trusted. */
+  /** Row 4: the current secret is trusted for this long after a read showed it. */
   freshForMs: 10 * 60_000,
   /** How far Svix's signing clock may be from this side's: what the signature allows. */
   clockAllowanceMs: 5 * 60_000,
-  /** Rows 5, 6: a span found, or a delivery confirmed by the record, this recently makes a span live. */
-  liveForMs: 60_000,
-  /** Rows 6, 8, 10: calls for deliveries that match no known secret: a burst, then one more every refillMs. */
-  burst: 3,
-  refillMs: 5_000,
-  /** No call is started with less time than this left; a charged read waits this long for others to share it. */
-  callMs: 4_000,
-  gatherMs: 50,
+  /** Svix calls for deliveries no known secret signed: a burst, then one per refillMs; reads and listings apart. */
+  reads: { burst: 3, refillMs: 2_000 },
+  listings: { burst: 5, refillMs: 2_000 },
+  /** No call is started with less of the delivery's time left than this. */
+  callMs: 3_000,
+  /** After a call Svix failed, the next waits this long, doubled for each failure in a row, at most maxPauseMs. */
+  pauseMs: 250,
+  maxPauseMs: 2_000,
 };
 
 /**
- * What this process knows of one endpoint: the secrets' history; when it
- * last looked at z.cache, or failed to, and whether z.cache may lack what it
- * knows; when Svix last answered a read it made (its start), or failed one;
- * when the record last confirmed a delivery; its read and record calls under
- * way; and the allowance, `calls` left as of `at`.
+ * What this process knows of one endpoint: the secrets' history; its last
+ * look at z.cache (and failed one), and whether z.cache lacks what it knows;
+ * the last answered read of the secret, and one under way; Svix's failures
+ * in a row; the allowances; and what Svix's record has answered.
  */
 export interface Known {
   history: SecretHistory;
-  madeAt: number;
   lookedAt: number;
   lookFailedAt: number;
   unshared: boolean;
   readAt: number;
-  troubleAt: number;
-  confirmedAt: number;
-  reading?: object;
-  records: { size: number };
-  allowance: { calls: number; at: number };
+  reading: boolean;
+  failures: number;
+  failedAt: number;
+  allowance: { reads: Allowance; listings: Allowance };
+  records: (delivery: Delivery) => 'answered' | 'under-way' | 'none';
 }
 
-/** A delivery, its signing time (Svix's clock, whole seconds), and what its invocation has seen. */
+/** A delivery: its signing time (Svix's clock, whole seconds), its signatures, and whether it has looked. */
 export interface Delivery {
   id: string;
   signedAt: number;
+  signatures: number;
   signedWith: (secret: string) => boolean;
   arrivedAt: number;
   deadline: number;
   looked: boolean;
-  readFailed: boolean;
 }
 
-export type Halt = 'not-a-svix-id' | 'no-valid-signature' | 'unchecked-signature';
+/** Calls of an allowance left as of `at`. */
+export type Allowance = { calls: number; at: number };
+export type Kind = keyof Known['allowance'];
+
+export type Halt = 'not-a-svix-id' | 'unchecked-signature';
 export type Step =
-  | { kind: 'run' | 'look' | 'wait' }
-  | { kind: 'record'; charged: boolean }
-  /** Read the secret from `at`, or wait for the read under way. */
-  | { kind: 'read'; charged: boolean; at: number }
+  | { kind: 'run' | 'look' }
+  /** Read the secret, or wait for the read under way; `charged` takes a call of the allowance. */
+  | { kind: 'read' | 'record'; charged: boolean }
+  /** For the allowance, or the pause after Svix failed. */
+  | { kind: 'wait'; until: number }
   | { kind: 'halt'; why: Halt }
   | { kind: 'error'; why: 'unchecked-signature' };
-const halt = (why: Halt): Step => ({ kind: 'halt', why });
 
-/** Calls of the allowance left at `now` (fractional while it refills). */
-export const callsLeft = ({ calls, at }: Known['allowance'], now: number): number =>
-  Math.min(RULES.burst, calls + (now - at) / RULES.refillMs);
+/** Calls of an allowance left at `now` (fractional while it refills). */
+export const callsLeft = (kind: Kind, { calls, at }: Allowance, now: number): number =>
+  Math.min(RULES[kind].burst, calls + (now - at) / RULES[kind].refillMs);
 
-export const spend = (allowance: Known['allowance'], now: number): Known['allowance'] => ({
-  calls: callsLeft(allowance, now) - 1,
+export const spend = (kind: Kind, allowance: Allowance, now: number): Allowance => ({
+  calls: callsLeft(kind, allowance, now) - 1,
   at: now,
 });
 
-/**
- * Rows 5 to 7: a span in which a secret never seen here may have signed it: it
- * ends with the second of the first signing time seen with the next secret
- * (Svix's clock), or when that secret was found, allowing for the clocks.
- */
-const spanOf = (known: Known, { signedAt }: Delivery) =>
-  unseenSpans(known.history, known.madeAt).find(
-    ({ from, next }) =>
-      signedAt + 1_000 + RULES.clockAllowanceMs > from &&
-      signedAt <= Math.min(next.firstSigned ?? Infinity, next.from + RULES.clockAllowanceMs),
-  );
+/** When the next call to Svix may start: at once, or after the pause that follows a failure. */
+const pausedUntil = (known: Known): number =>
+  known.failures === 0
+    ? -Infinity
+    : known.failedAt + Math.min(RULES.maxPauseMs, RULES.pauseMs * 2 ** (known.failures - 1));
 
-/** Rows 5, 6, 10: the record, free while live; else a call (`credit` past the allowance); else wait, or `instead`. */
-const recordOr = (known: Known, delivery: Delivery, now: number, live: number, credit: number, instead: Step): Step => {
-  if (now - Math.max(live, known.confirmedAt) < RULES.liveForMs) return { kind: 'record', charged: false };
-  if (callsLeft(known.allowance, now) >= 1 - credit && now + RULES.callMs <= delivery.deadline) {
-    return { kind: 'record', charged: true };
-  }
-  return known.records.size > 0 ? { kind: 'wait' } : instead;
+/** A call now, or a wait until one may start; `otherwise` when none can start in the delivery's time. */
+const call = (known: Known, delivery: Delivery, now: number, step: Step, charged: boolean, otherwise: Step): Step => {
+  const kind: Kind = step.kind === 'read' ? 'reads' : 'listings';
+  const left = callsLeft(kind, known.allowance[kind], now);
+  const allowed = charged ? now + Math.max(0, (1 - left) * RULES[kind].refillMs) : now;
+  const at = Math.max(now, allowed, pausedUntil(known));
+  if (at + RULES.callMs > delivery.deadline) return otherwise;
+  return at > now ? { kind: 'wait', until: at } : step;
 };
 
 export const decide = (known: Known, delivery: Delivery, now: number): Step => {
-  if (!MESSAGE_ID_PATTERN.test(delivery.id)) return halt('not-a-svix-id');
+  if (!MESSAGE_ID_PATTERN.test(delivery.id)) return { kind: 'halt', why: 'not-a-svix-id' };
   const lookDue = known.unshared || now - known.lookedAt > RULES.lookEveryMs;
   if (lookDue && !delivery.looked && now - known.lookFailedAt >= RULES.retryAfterMs) return { kind: 'look' };
   const current = currentOf(known.history);
-  const troubled = now - known.troubleAt < RULES.retryAfterMs;
+  // Rows 3, 4: trusted while fresh, and while this process knows what the others learnt (a look, or a read).
   if (current && delivery.signedWith(current.secret)) {
-    const trusted = now - current.seen <= RULES.freshForMs || troubled;
-    return trusted ? { kind: 'run' } : { kind: 'read', charged: false, at: now };
+    const sure = now - Math.max(known.lookedAt, known.readAt) <= RULES.lookEveryMs;
+    const read: Step = { kind: 'read', charged: false };
+    if ((now - current.seen <= RULES.freshForMs && sure) || (sure && known.failures >= 2)) return { kind: 'run' };
+    return known.reading ? read : call(known, delivery, now, read, false, { kind: 'run' });
   }
-  if (known.history.secrets.some(({ secret, until }) => until !== undefined && delivery.signedWith(secret))) {
-    return { kind: 'record', charged: false };
-  }
+  const replaced = known.history.secrets.filter((old) => old.until !== undefined && delivery.signedWith(old.secret));
+  const free = replaced.length > 0;
   const settled =
     known.readAt >= delivery.arrivedAt || known.readAt > delivery.signedAt + 1_000 + RULES.clockAllowanceMs;
-  const span = spanOf(known, delivery);
-  // Row 7: signed in the very second the next secret first signed, maybe by a newer one: read for first.
-  if (span && (settled || delivery.signedAt !== span.next.firstSigned)) {
-    return recordOr(known, delivery, now, span.next.from, 0, halt('unchecked-signature'));
+  const unchecked: Step =
+    known.failures > 0 ? { kind: 'error', why: 'unchecked-signature' } : { kind: 'halt', why: 'unchecked-signature' };
+  const record: Step = { kind: 'record', charged: !free };
+  // Row 5: a signature no known secret made, maybe a newer secret's: a read first, shared by all that wait for it.
+  if (delivery.signatures > replaced.length && !settled) {
+    const read: Step = { kind: 'read', charged: !free };
+    if (known.reading) return read;
+    const next = call(known, delivery, now, read, !free, record);
+    if (next !== record) return next;
   }
-  if (troubled || delivery.readFailed) {
-    return recordOr(known, delivery, now, -Infinity, 1, { kind: 'error', why: 'unchecked-signature' });
-  }
-  if (settled) return halt('no-valid-signature');
-  if (known.reading) return { kind: 'read', charged: false, at: now };
-  const at = now + Math.max(0, (1 - callsLeft(known.allowance, now)) * RULES.refillMs);
-  return at + RULES.callMs <= delivery.deadline ? { kind: 'read', charged: true, at } : halt('unchecked-signature');
+  // Rows 6, 7: Svix's record decides; free when a secret the endpoint had signed it, or it has answered already.
+  const listed = known.records(delivery);
+  if (listed === 'answered') return { kind: 'record', charged: false };
+  if (listed === 'under-way') return now < delivery.deadline ? { kind: 'wait', until: delivery.deadline } : unchecked;
+  return call(known, delivery, now, record, !free, unchecked);
 };

@@ -6,11 +6,11 @@ import type { Failure } from '../provider/failures';
 import { timeOfProviderId } from '../provider/ksuid';
 import { mayPass, type Caller } from '../provider/request';
 import { cacheGet, cacheSet } from './cache';
-import { CLAIM_TTL_SECONDS, claimSettings, pause } from './claim';
+import { CLAIM_TTL_SECONDS } from './claim';
 import { couldNotCheck, refuse, type SubscribeData } from './delivery';
 import type * as ProviderRecord from './record';
 import { decide, spend, RULES, type Delivery, type Known, type Step } from './rules';
-import { lacks, merge, observeRead, SecretHistory, signedByCurrent } from './secrets';
+import { lacks, merge, observeRead, SecretHistory } from './secrets';
 
 /** The shell around rules.ts: it performs the steps the rules return, keeping what this process knows. */
 
@@ -24,10 +24,14 @@ export const secretHistoryKey = (endpointId: string): string => `secrets:${endpo
 export type Observer = (delivery: Delivery, step: Step, known: Known, now: number) => void;
 export const shell: { observe?: Observer } = {};
 
-/** A look, a read and one waited for, a few waits for the record, the record: well within this. */
-const MAX_STEPS = 12;
+/** Steps of one delivery at most: its time runs out well before (each call or wait takes a while). */
+const MAX_STEPS = 60;
 const NEVER = Number.NEGATIVE_INFINITY;
-type State = Known & { records: Set<Promise<unknown>>; reading?: Promise<boolean>; looking?: Promise<void> };
+/** A write of what this process knows, or its read-back, throttled: tried again after these pauses. */
+const SHARE_PAUSES = [0, 30, 70, 150, 300, 600];
+const SIGNED: Verdict = { kind: 'signed' };
+
+type State = Known & { reader?: Promise<void>; looking?: Promise<void>; windows: ProviderRecord.Windows };
 /** One delivery's view of its endpoint. */
 type Endpoint = { z: ZObject; caller: () => Caller; subscription: Subscription; state: State; key: string };
 const ignore = (): undefined => undefined;
@@ -38,7 +42,6 @@ const providerRecord = (): typeof ProviderRecord => require('./record');
 /** What this process knows, by connection and endpoint (as z.cache is scoped); past the limit, it starts over. */
 const memory = new Map<string, State>();
 export const MEMORY_LIMIT = 1_000;
-/** For tests: a cold process. */
 export const forgetKnownSecrets = (): void => memory.clear();
 
 const stateOf = ({ connection, id, secret, checkedAt = 0 }: Subscription): State => {
@@ -49,97 +52,109 @@ const stateOf = ({ connection, id, secret, checkedAt = 0 }: Subscription): State
   const madeAt = timeOfProviderId(id) ?? checkedAt;
   const state: State = {
     history: { secrets: [{ secret, from: Math.min(madeAt, checkedAt), seen: checkedAt }] },
-    madeAt,
-    ...{ lookedAt: NEVER, lookFailedAt: NEVER, readAt: NEVER, troubleAt: NEVER, confirmedAt: NEVER },
+    ...{ lookedAt: NEVER, lookFailedAt: NEVER, readAt: NEVER, failedAt: NEVER, failures: 0 },
     unshared: false,
-    allowance: { calls: RULES.burst, at: 0 },
-    records: new Set(),
+    reading: false,
+    allowance: { reads: { calls: RULES.reads.burst, at: 0 }, listings: { calls: RULES.listings.burst, at: 0 } },
+    windows: new Map(),
+    records: (delivery) => providerRecord().status(state.windows, delivery, RULES.clockAllowanceMs),
   };
   memory.set(key, state);
   return state;
 };
 
-/** Writes what this process knows (only if absent when a look found nothing), tried again as a claim is. */
-const share = async ({ z, key, state }: Endpoint, onlyIfAbsent: boolean): Promise<void> => {
-  for (const wait of [0, ...claimSettings.retryPausesMs]) {
-    if (wait > 0) await pause(wait);
-    const stored = await cacheSet(z, key, state.history, CLAIM_TTL_SECONDS, onlyIfAbsent).catch(() => null);
-    state.unshared = stored !== true;
-    // `false`: not stored, and trying again will not change that (only if absent: the key exists).
-    if (stored !== null) return;
+/** A call to Svix: its answer, or undefined when Svix failed for a moment (counted for the pause before the next). */
+const svixCall = async <T>(state: State, call: (note: (failure: Failure) => Failure) => Promise<T>) => {
+  let failure: Failure | undefined;
+  try {
+    const answer = await call((why) => (failure ??= why));
+    state.failures = 0;
+    return answer;
+  } catch (error) {
+    if (!failure || !(failure.kind === 'throttled' || mayPass(failure))) throw error;
+    state.failures += 1;
+    state.failedAt = clock.now();
+    return undefined;
   }
 };
 
-/** Row 11: merges what other processes learnt, and shares what they lack. Nothing there is a failed look. */
+/**
+ * Writes what this process knows (only if absent, when a look found nothing)
+ * and reads it back: another's write may have replaced it, or been there
+ * first; what it holds is merged, and written again while it lacks anything.
+ */
+const share = async (endpoint: Endpoint, onlyIfAbsent: boolean): Promise<void> => {
+  const { z, key, state } = endpoint;
+  let absent = onlyIfAbsent;
+  for (const wait of SHARE_PAUSES) {
+    if (wait > 0) await clock.sleep(wait);
+    const stored = await cacheSet(z, key, state.history, CLAIM_TTL_SECONDS, absent).catch(() => null);
+    if (stored === true || stored === false || absent) {
+      if (await holdsAll(endpoint)) {
+        state.unshared = false;
+        return;
+      }
+      absent = false;
+    }
+  }
+  state.unshared = true;
+};
+
+/** Whether z.cache holds all this process knows; what it holds of others' is merged in. */
+const holdsAll = async ({ z, key, state }: Endpoint): Promise<boolean> => {
+  for (const wait of SHARE_PAUSES) {
+    if (wait > 0) await clock.sleep(wait);
+    const shared = SecretHistory.decode(await cacheGet(z, key).catch(ignore));
+    if (!isRight(shared)) continue;
+    state.history = merge(state.history, shared.right);
+    return !lacks(shared.right, state.history);
+  }
+  return false;
+};
+
+/** Row 2: merges what other processes learnt, and shares what they lack. */
 const look = async (endpoint: Endpoint): Promise<void> => {
   const { state } = endpoint;
   const at = clock.now();
   const found = await cacheGet(endpoint.z, endpoint.key).then((value) => ({ value }), ignore);
   const shared = SecretHistory.decode(found?.value);
   if (isRight(shared)) state.history = merge(state.history, shared.right);
-  if (isRight(shared) && !lacks(shared.right, state.history)) state.unshared = false;
-  // Nothing there: written, only if still absent, at the next look rather than on this delivery's way.
-  else if (found?.value === undefined && !state.unshared) state.unshared = true;
-  else if (found) await share(endpoint, found.value === undefined);
-  if (state.unshared || !found) state.lookFailedAt = at;
+  if (found && (!isRight(shared) || lacks(shared.right, state.history))) await share(endpoint, !isRight(shared));
+  if (!found || state.unshared) state.lookFailedAt = at;
   else state.lookedAt = at;
 };
 
-/**
- * Rows 3 and 8: one read of the secret at a time, from `at`. A charged read
- * takes a call of the allowance when Svix answers with nothing new. Says
- * whether Svix answered; after it failed to, the next call is tried once.
- */
-const read = (endpoint: Endpoint, charged: boolean, at: number): Promise<boolean> => {
+/** Rows 4 and 5: one read of the secret at a time; what it teaches is shared at once. */
+const read = (endpoint: Endpoint, charged: boolean): Promise<void> => {
   const { state } = endpoint;
-  state.reading ??= (async () => {
-    if (at > clock.now()) await clock.sleep(at - clock.now());
-    // Deliveries that arrive together (a burst of Zapier's workers) share the read: it starts a moment later.
-    if (charged) await pause(RULES.gatherMs);
+  state.reader ??= (async () => {
+    state.reading = true;
+    if (charged) state.allowance.reads = spend('reads', state.allowance.reads, clock.now());
     const startedAt = clock.now();
-    let failure: Failure | undefined;
-    const reword = (why: Failure) => (failure = why);
-    try {
-      const options = { timeoutMs: RULES.callMs, attempts: state.troubleAt === NEVER ? 2 : 1, reword };
-      const secret = await getEndpointSecret(endpoint.caller(), endpoint.subscription.id, options);
-      const before = state.history;
-      state.troubleAt = NEVER;
-      state.readAt = startedAt;
-      state.history = observeRead(before, secret, startedAt);
-      if (lacks(before, state.history)) await share(endpoint, false);
-      else if (charged) state.allowance = spend(state.allowance, clock.now());
-      return true;
-    } catch (error) {
-      if (!failure || !(failure.kind === 'throttled' || mayPass(failure))) throw error;
-      state.troubleAt = clock.now();
-      return false;
-    }
-  })().finally(() => (state.reading = undefined));
-  return state.reading;
+    const secret = await svixCall(state, (reword) =>
+      getEndpointSecret(endpoint.caller(), endpoint.subscription.id, { timeoutMs: RULES.callMs, reword }),
+    );
+    if (secret === undefined) return;
+    const before = state.history;
+    state.readAt = startedAt;
+    state.history = observeRead(before, secret, startedAt);
+    if (lacks(before, state.history)) await look(endpoint);
+  })().finally(() => {
+    state.reader = undefined;
+    state.reading = false;
+  });
+  return state.reader;
 };
 
-/** Rows 4 to 6 and 10: Svix's record decides (record.ts), and the Zap gets its copy of the event. */
-const record = ({ z, caller, subscription, state }: Endpoint, messageId: string, charged: boolean) => {
-  if (charged) state.allowance = spend(state.allowance, clock.now());
-  const check = { endpoint: subscription, messageId, attempts: state.troubleAt === NEVER ? 2 : 1 };
-  const call = providerRecord()
-    .confirmByRecord(z, caller(), check)
-    .then((event): Verdict => {
-      state.confirmedAt = clock.now();
-      return { kind: 'confirmed', event };
-    })
-    .finally(() => state.records.delete(call));
-  state.records.add(call);
-  return call;
-};
-
-/** The delivery checked by the rules against what is known of the endpoint's secrets; the usual one at once. */
-export const verify = (z: ZObject, caller: () => Caller, subscription: Subscription, delivery: Delivery) => {
-  const state = stateOf(subscription);
-  const now = clock.now();
-  const step = decide(state, delivery, now);
-  shell.observe?.(delivery, step, state, now);
-  return step.kind === 'run' ? signed(state, delivery) : steps(z, caller, subscription, state, delivery, step);
+/** Rows 6 and 7: Svix's record, listed by window (record.ts); undefined while it has not answered. */
+const record = async (endpoint: Endpoint, delivery: Delivery, charged: boolean): Promise<Verdict | undefined> => {
+  const { z, caller, subscription, state } = endpoint;
+  const pay = () => charged && (state.allowance.listings = spend('listings', state.allowance.listings, clock.now()));
+  const guard = (call: (note: (failure: Failure) => Failure) => Promise<ProviderRecord.Listing>) =>
+    svixCall(state, call);
+  const on = { endpoint: subscription, windows: state.windows, clockAllowanceMs: RULES.clockAllowanceMs };
+  const answer = await providerRecord().check(z, delivery, { ...on, caller, pay, guard });
+  return answer && { kind: 'confirmed', event: answer.event };
 };
 
 const next = (state: State, delivery: Delivery): Step => {
@@ -149,26 +164,32 @@ const next = (state: State, delivery: Delivery): Step => {
   return step;
 };
 
-const signed = (state: State, delivery: Delivery): Verdict => {
-  state.history = signedByCurrent(state.history, delivery.signedAt);
-  return { kind: 'signed' };
+/** The delivery checked by the rules against what is known of the endpoint's secrets; the usual one at once. */
+export const verify = (z: ZObject, caller: () => Caller, subscription: Subscription, delivery: Delivery) => {
+  const state = stateOf(subscription);
+  const first = next(state, delivery);
+  if (first.kind === 'run') return SIGNED;
+  const endpoint: Endpoint = { z, caller, subscription, state, key: secretHistoryKey(subscription.id) };
+  return steps(endpoint, delivery, first);
 };
 
-const steps = async (
-  z: ZObject,
-  caller: () => Caller,
-  subscription: Subscription,
-  ...[state, delivery, first]: [State, Delivery, Step]
-) => {
-  const endpoint: Endpoint = { z, caller, subscription, state, key: secretHistoryKey(subscription.id) };
+const steps = async (endpoint: Endpoint, delivery: Delivery, first: Step): Promise<Verdict> => {
+  const { z, state } = endpoint;
   for (let step = first, count = 0; count < MAX_STEPS; step = next(state, delivery), count += 1) {
-    if (step.kind === 'run') return signed(state, delivery);
-    if (step.kind === 'record') return record(endpoint, delivery.id, step.charged);
+    if (step.kind === 'run') return SIGNED;
     if (step.kind === 'halt') return refuse(z, step.why);
     if (step.kind === 'error') return couldNotCheck(z, delivery.id);
-    if (step.kind === 'wait') await Promise.race(state.records).catch(ignore);
-    else if (step.kind === 'read') delivery.readFailed ||= !(await read(endpoint, step.charged, step.at));
-    else {
+    if (step.kind === 'read') await read(endpoint, step.charged);
+    else if (step.kind === 'record') {
+      const verdict = await record(endpoint, delivery, step.charged);
+      if (verdict) return verdict;
+    } else if (step.kind === 'wait') {
+      const underWay = [
+        ...(state.reader ? [state.reader.catch(ignore)] : []),
+        ...providerRecord().underWay(state.windows),
+      ];
+      await Promise.race([clock.sleep(Math.max(0, step.until - clock.now())), ...underWay]);
+    } else {
       delivery.looked = true;
       await (state.looking ??= look(endpoint).finally(() => (state.looking = undefined)));
     }
