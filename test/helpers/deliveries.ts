@@ -9,8 +9,8 @@ import { usePlatform } from './platform';
 /**
  * Shared by the bad-input corpus and the property tests: signing, delivering
  * (through core's handler, z.cache on the platform stand-in) and judging a
- * delivery. A forged signature reads the secret again (the allowance of
- * reads refills at once here, so the corpus never waits for it).
+ * delivery. A forged signature reads the secret again (the allowances
+ * refill at once here, so the corpus never waits for it).
  */
 /** A fresh provider message id (`msg_` and 27 letters or digits). */
 export const messageId = (): string => newId('msg');
@@ -152,12 +152,14 @@ export const headersSignedAt = (
 
 export const useDeliveries = () => {
   const zapier = usePlatform();
-  const refillMs = RULES.refillMs;
+  const refills = { reads: RULES.reads.refillMs, listings: RULES.listings.refillMs };
   beforeAll(() => {
-    RULES.refillMs = 1;
+    RULES.reads.refillMs = 1;
+    RULES.listings.refillMs = 1;
   });
   afterAll(() => {
-    RULES.refillMs = refillMs;
+    RULES.reads.refillMs = refills.reads;
+    RULES.listings.refillMs = refills.listings;
   });
   return (body: string, headers: Record<string, string>) =>
     zapier().perform({ authData, subscribeData: subscription, rawRequest: { content: body, headers }, inputData: {} });

@@ -1,0 +1,103 @@
+import { loadAppProcess, type AppProcess } from '../../src/sim/loader';
+import { failed, outcomeLine, replayCommand, SETTINGS, settingNamed } from '../../src/sim/settings';
+import { overBound, simulate, type Outcome, type Setting } from '../../src/sim/world';
+
+/**
+ * The delivery path's real code (perform, rules, secrets, verify, claim, as
+ * built in dist/) in the seeded simulation of src/sim: the same seed gives
+ * the same result, one seed of every setting meets every promise, and the
+ * oracle catches rules that break them. The sweep over many seeds is
+ * `npm run simulate` (CI runs a short one).
+ */
+
+const processes: AppProcess[] = [0, 1, 2, 3].map(() => loadAppProcess());
+const run = (setting: Setting, seed: number): Promise<Outcome> => simulate(setting, seed, processes);
+const named = (name: string): Setting => {
+  const setting = settingNamed(name);
+  if (!setting) throw new Error(`no setting ${name}`);
+  return setting;
+};
+
+/** The promises: nothing lost, run twice, forged or revoked run, and junk within the allowance. */
+const broken = (outcome: Outcome) => ({
+  lost: outcome.lost,
+  doubled: outcome.doubled,
+  forgedRun: outcome.forgedRun,
+  revokedRun: outcome.revokedRun,
+  junkOverBound: outcome.junkOverBound,
+});
+const NONE = { lost: 0, doubled: 0, forgedRun: 0, revokedRun: 0, junkOverBound: 0 };
+
+jest.setTimeout(60_000);
+
+describe('the simulation', () => {
+  it('gives the same line, byte for byte, for the same seed, and another for another seed', async () => {
+    const setting = named('everything');
+    const first = outcomeLine(await run(setting, 11), setting);
+    const again = outcomeLine(await run(setting, 11), setting);
+    const other = outcomeLine(await run(setting, 12), setting);
+    expect(again).toBe(first);
+    expect(other).not.toBe(first);
+    expect(first).toContain(`replay="${replayCommand(setting, 11)}"`);
+  });
+
+  // One seed per setting (each its own, so that CI's sweep and this suite try different ones).
+  it.each(SETTINGS.map((setting, index) => [setting.name, setting, 1_000 + index] as const))(
+    'keeps every promise at the setting %s',
+    async (_name, setting, seed) => {
+      const outcome = await run(setting, seed);
+      expect({ line: outcomeLine(outcome, setting), ...broken(outcome) }).toEqual({
+        line: expect.any(String),
+        ...NONE,
+      });
+      expect(outcome.events).toBe(setting.events);
+      expect(outcome.performs).toBeGreaterThanOrEqual(outcome.deliveries);
+    },
+  );
+});
+
+describe('the oracle', () => {
+  afterEach(() => {
+    for (const process of processes) {
+      process.rules.freshForMs = 10 * 60_000;
+      process.rules.lookEveryMs = 50_000;
+      process.rules.reads.burst = 3;
+      process.rules.reads.refillMs = 2_000;
+      process.rules.listings.burst = 5;
+      process.rules.listings.refillMs = 2_000;
+    }
+  });
+
+  it('counts revoked runs when the rules trust the secret they know for ever and never learn another', async () => {
+    for (const process of processes) {
+      process.rules.freshForMs = Number.POSITIVE_INFINITY;
+      process.rules.lookEveryMs = Number.POSITIVE_INFINITY;
+      process.rules.reads.burst = 0;
+      process.rules.reads.refillMs = Number.POSITIVE_INFINITY;
+    }
+    // One rotation, then an hour of events with a fifth of them forged: bodies signed with the revoked secret run.
+    const setting: Setting = { ...named('one-a-minute'), name: 'custom', rotations: 1, share: 0.2, events: 60 };
+    const outcome = await run(setting, 5);
+    expect(failed(outcome)).toBe(true);
+    expect(outcome.revokedRun).toBeGreaterThan(0);
+  });
+
+  it('counts lost events when no process may read a new secret or list the record', async () => {
+    for (const process of processes) {
+      process.rules.reads.burst = 0;
+      process.rules.reads.refillMs = Number.POSITIVE_INFINITY;
+      process.rules.listings.burst = 0;
+      process.rules.listings.refillMs = Number.POSITIVE_INFINITY;
+    }
+    const outcome = await run(named('base'), 5);
+    expect(outcome.lost).toBeGreaterThan(0);
+  });
+
+  it('measures the allowance as a burst and a refill: calls past it are counted, whatever their spacing', () => {
+    expect(overBound([0, 0, 0], 3, 2_000)).toBe(0);
+    expect(overBound([0, 0, 0, 0], 3, 2_000)).toBe(1);
+    expect(overBound([0, 0, 0, 2_000], 3, 2_000)).toBe(0);
+    expect(overBound([0, 0, 0, 0, 1_000, 1_000], 3, 2_000)).toBe(2);
+    expect(overBound([0, 0, 0, 2_000, 2_000], 3, 2_000)).toBe(1);
+  });
+});
