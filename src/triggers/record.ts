@@ -142,8 +142,8 @@ const confirmed = (z: ZObject, listing: Listing, messageId: string): unknown => 
   return message.payload;
 };
 
-/** One window's listing under way, or the last one made. */
-type Window = { pending?: Promise<void>; listing?: Listing };
+/** One window's listing under way, or the last one made; `failed`, what Svix answered that is no listing (a refusal). */
+type Window = { pending?: Promise<void>; listing?: Listing; failed?: { error: unknown } };
 /** The windows of one endpoint's record that this process has listed, oldest first. */
 export type Windows = Map<number, Window>;
 
@@ -193,13 +193,15 @@ export const check = async (
     next.pending = on
       .guard((note) => listWindow(on.caller(), start, delivery.id, on.pay, note))
       .then((listing) => void (listing && (next.listing = listing)))
-      .catch(() => undefined)
+      .catch((error: unknown) => void ((next.failed = { error }), windows.delete(start)))
       .finally(() => (next.pending = undefined));
     windows.delete(start);
     windows.set(start, (window = next));
     if (windows.size > MAX_WINDOWS) windows.delete(windows.keys().next().value ?? start);
   }
   await window?.pending;
+  // Not a failure of a moment (those are retried): a refusal, such as a key that may not list messages.
+  if (window?.failed) throw window.failed.error;
   if (status(windows, delivery, clockAllowanceMs) !== 'answered' || !window?.listing) return undefined;
   return { event: confirmed(z, window.listing, delivery.id) };
 };

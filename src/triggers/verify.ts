@@ -26,7 +26,6 @@ export const shell: { observe?: Observer } = {};
 
 /** Steps of one delivery at most: its time runs out well before (each call or wait takes a while). */
 const MAX_STEPS = 60;
-const NEVER = Number.NEGATIVE_INFINITY;
 /** A write of what this process knows, or its read-back, throttled: tried again after these pauses. */
 const SHARE_PAUSES = [0, 30, 70, 150, 300, 600];
 const SIGNED: Verdict = { kind: 'signed' };
@@ -52,7 +51,7 @@ const stateOf = ({ connection, id, secret, checkedAt = 0 }: Subscription): State
   const madeAt = timeOfProviderId(id) ?? checkedAt;
   const state: State = {
     history: { secrets: [{ secret, from: Math.min(madeAt, checkedAt), seen: checkedAt }] },
-    ...{ lookedAt: NEVER, lookFailedAt: NEVER, readAt: NEVER, failedAt: NEVER, failures: 0 },
+    ...{ lookedAt: -Infinity, lookFailedAt: -Infinity, readAt: -Infinity, failedAt: -Infinity, failures: 0 },
     unshared: false,
     reading: false,
     allowance: { reads: { calls: RULES.reads.burst, at: 0 }, listings: { calls: RULES.listings.burst, at: 0 } },
@@ -90,10 +89,7 @@ const share = async (endpoint: Endpoint, onlyIfAbsent: boolean): Promise<void> =
     if (wait > 0) await clock.sleep(wait);
     const stored = await cacheSet(z, key, state.history, CLAIM_TTL_SECONDS, absent).catch(() => null);
     if (stored === true || stored === false || absent) {
-      if (await holdsAll(endpoint)) {
-        state.unshared = false;
-        return;
-      }
+      if (await holdsAll(endpoint)) return void (state.unshared = false);
       absent = false;
     }
   }
@@ -120,6 +116,7 @@ const look = async (endpoint: Endpoint): Promise<void> => {
   const shared = SecretHistory.decode(found?.value);
   if (isRight(shared)) state.history = merge(state.history, shared.right);
   if (found && (!isRight(shared) || lacks(shared.right, state.history))) await share(endpoint, !isRight(shared));
+  else if (found) state.unshared = false;
   if (!found || state.unshared) state.lookFailedAt = at;
   else state.lookedAt = at;
 };
@@ -138,7 +135,10 @@ const read = (endpoint: Endpoint, charged: boolean): Promise<void> => {
     const before = state.history;
     state.readAt = startedAt;
     state.history = observeRead(before, secret, startedAt);
-    if (lacks(before, state.history)) await look(endpoint);
+    // What it taught is shared before the read ends: a look that fails is made again.
+    state.unshared ||= lacks(before, state.history);
+    for (let wait = 0; state.unshared && wait <= 1_500; wait = 2 * wait + 100)
+      await clock.sleep(wait).then(() => look(endpoint));
   })().finally(() => {
     state.reader = undefined;
     state.reading = false;

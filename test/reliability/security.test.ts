@@ -52,7 +52,12 @@ describe('secrets', () => {
   const secrets = [SECRET, SECRET.slice('whsec_'.length), API_KEY];
 
   it('never puts the endpoint secret or the key in an error, even when the re-read secret is refused', async () => {
-    nock(PROVIDER).get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`).reply(200, { key: SECRET });
+    nock(PROVIDER)
+      .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
+      .reply(200, { key: SECRET })
+      .get(`/api/v1/app/${APP_ID}/msg`)
+      .query(true)
+      .reply(200, { data: [], done: true, iterator: null });
     const refused = await failure(forged(subscription));
     expect(refused.name).toBe('HaltedError');
     for (const secret of secrets) expect(refused.message).not.toContain(secret);
@@ -62,6 +67,9 @@ describe('secrets', () => {
     nock(PROVIDER)
       .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
       .reply(200, { key: SECRET })
+      .get(`/api/v1/app/${APP_ID}/msg`)
+      .query(true)
+      .reply(200, { data: [], done: true, iterator: null })
       .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
       .reply(401, { code: 'authentication_failed', detail: 'Invalid token' });
     // A subscribe (the secret made here is sent), a delivery that runs, a refused one (the secret

@@ -24,6 +24,7 @@ import { usePlatform } from '../helpers/platform';
 const zapier = usePlatform();
 const body = JSON.stringify(payload);
 const secretPath = `/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`;
+const messagesPath = `/api/v1/app/${APP_ID}/msg`;
 
 const run = (
   rawRequest: { content: string; headers: Record<string, string> },
@@ -109,9 +110,13 @@ describe('perform (a live delivery)', () => {
       0,
     ],
   ])('halts on %s, with a plain message and nothing secret in it', async (_what, tamper, secretReads) => {
-    // A mismatch reads the secret once more, in case it was rotated: it was not. Without headers, nothing is read.
+    // A mismatch reads the secret once more, in case it was rotated: it was not. Then Svix's record of the
+    // message's window, which does not have it. Without headers, nothing is read.
     const scope = nock(PROVIDER);
-    if (secretReads > 0) scope.get(secretPath).times(secretReads).reply(200, { key: SECRET });
+    if (secretReads > 0) {
+      scope.get(secretPath).times(secretReads).reply(200, { key: SECRET });
+      scope.get(messagesPath).query(true).reply(200, { data: [], done: true, iterator: null });
+    }
     const refused = await failure(run(tamper(signedRequest(body))));
     expect(refused.name).toBe('HaltedError');
     expect(refused.message).toMatch(/the Zap did not run/);
