@@ -181,6 +181,15 @@ export const pollutionFree = () => {
   expect(Object.getOwnPropertyNames(Object.prototype)).not.toContain('polluted');
 };
 
-/** A mismatched signature makes perform re-read the endpoint's secret: it is the stored one. */
+/**
+ * A mismatched signature makes perform re-read the endpoint's secret (it is the stored one), then
+ * list Svix's record of the message's window (it has no message: nothing was sent).
+ */
 export const secretReread = () =>
-  nock(PROVIDER).persist().get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`).reply(200, { key: SECRET });
+  nock(PROVIDER)
+    .persist()
+    .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
+    .reply(200, { key: SECRET })
+    .get(`/api/v1/app/${APP_ID}/msg`)
+    .query(true)
+    .reply(200, { data: [], done: true, iterator: null });
