@@ -189,14 +189,12 @@ describe('what a Zap receives', () => {
     nock(PROVIDER).get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`).reply(200, { key: rotated });
     await deliver(JSON.stringify(payload), messageIdAt(Date.now() - 500), [rotated]);
     const id = messageIdAt(Date.now() - 1_000);
+    // The record's listing of the message's window, its numbers written as Svix writes them.
+    const message = `{"id":"${id}","eventType":"AUCTION_STATUS_CHANGE","payload":${JAVA_BODY},"timestamp":"${new Date().toISOString()}"}`;
     const record = nock(PROVIDER)
-      .get(`/api/v1/app/${APP_ID}/msg/${id}`)
-      .query({ with_content: 'true' })
-      .reply(
-        200,
-        `{"id":"${id}","eventType":"AUCTION_STATUS_CHANGE","payload":${JAVA_BODY},"timestamp":"${new Date().toISOString()}"}`,
-        { 'content-type': 'application/json' },
-      );
+      .get(`/api/v1/app/${APP_ID}/msg`)
+      .query((query) => query.with_content === 'true' && typeof query.after === 'string')
+      .reply(200, `{"data":[${message}],"done":true,"iterator":null}`, { 'content-type': 'application/json' });
     const item = only(await deliver(JAVA_BODY, id, [SECRET]));
     record.done();
     expect(item).toMatchObject({ auctioneer__id: '9007199254740993', lotId: '1234567890123456789' });
