@@ -473,6 +473,40 @@ describe('messages and deliveries', () => {
     expect(bare.data[0]).toMatchObject({ eventType: 'SOMETHING_ELSE', payload: {} });
   });
 
+  it('lists only the messages made between after and before, both exclusive, a page at a time', async () => {
+    let now = Date.UTC(2026, 0, 5, 9, 0, 0);
+    // A message is stamped with the time it is made.
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+    await start();
+    const app = await svix.application.create({ name: 'Windows' });
+    await registerEventType();
+    const sent = [];
+    for (let second = 0; second < 6; second += 1) {
+      now = Date.UTC(2026, 0, 5, 9, 0, second);
+      sent.push(await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload }));
+    }
+    const between = { after: new Date(Date.UTC(2026, 0, 5, 9, 0, 1)), before: new Date(Date.UTC(2026, 0, 5, 9, 0, 5)) };
+    const first = await svix.message.list(app.id, { ...between, limit: 2 });
+    expect(first.data.map((message) => message.id)).toEqual([sent[4]?.id, sent[3]?.id]);
+    expect(first.done).toBe(false);
+    const rest = await svix.message.list(app.id, { ...between, limit: 2, iterator: first.iterator ?? '' });
+    expect(rest.data.map((message) => message.id)).toEqual([sent[2]?.id]);
+    expect(rest.done).toBe(true);
+    expect((await svix.message.list(app.id, { after: between.after })).data).toHaveLength(4);
+    expect((await svix.message.list(app.id, { before: between.after })).data).toHaveLength(1);
+    jest.restoreAllMocks();
+  });
+
+  it('refuses a bound that is not a date-time, naming it', async () => {
+    const url = await start();
+    const app = await svix.application.create({ name: 'Bad window' });
+    const answer = await fetch(`${url}/api/v1/app/${app.id}/msg?after=yesterday`, {
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    expect(answer.status).toBe(422);
+    expect(JSON.stringify(await answer.json())).toContain('after');
+  });
+
   it('gives a message an id that tells the same time as its timestamp', async () => {
     await start();
     const app = await svix.application.create({ name: 'Times' });

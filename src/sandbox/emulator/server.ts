@@ -169,6 +169,16 @@ const flagOf = (query: URLSearchParams, name: string, fallback: boolean): boolea
   return text === 'true';
 };
 
+/** `after` or `before`: an RFC 3339 date-time (ms since the epoch), as Svix reads them; absent, no bound. */
+const timeOf = (query: URLSearchParams, name: 'after' | 'before'): number | undefined => {
+  const text = query.get(name);
+  if (text === null) return undefined;
+  const at = Date.parse(text);
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(text) || Number.isNaN(at))
+    throw queryIssue(name, 'invalid datetime format');
+  return at;
+};
+
 /** `event_types=A,B` or `event_types=A&event_types=B`. */
 const eventTypesOf = (query: URLSearchParams): string[] | undefined => {
   const names = query
@@ -542,6 +552,7 @@ export class ProviderEmulator {
             limitOf(query),
             query.get('iterator') ?? undefined,
             eventTypesOf(query),
+            { after: timeOf(query, 'after'), before: timeOf(query, 'before') },
           );
           return {
             status: 200,

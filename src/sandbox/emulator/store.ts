@@ -518,13 +518,21 @@ export class Store {
     return message;
   }
 
-  /** Newest first; `iterator` is the id of the last message of the previous page. */
+  /**
+   * Newest first; `iterator` is the id of the last message of the previous page. `after` and
+   * `before` bound the messages' times, both exclusive, as Svix's do.
+   */
   listMessages(
     app: AppRecord,
     limit: number,
     iterator: string | undefined,
     eventTypes: string[] | undefined,
+    window: { after?: number | undefined; before?: number | undefined } = {},
   ): ListAnswer<MessageRecord> {
+    const within = (message: MessageRecord): boolean => {
+      const at = Date.parse(message.timestamp);
+      return (window.after === undefined || at > window.after) && (window.before === undefined || at < window.before);
+    };
     let index = app.log.length - 1;
     if (iterator) {
       const from = app.messages.get(iterator);
@@ -534,7 +542,7 @@ export class Store {
     const items: MessageRecord[] = [];
     for (; index >= app.head && items.length <= limit; index -= 1) {
       const message = app.log[index];
-      if (message && (!eventTypes || eventTypes.includes(message.eventType))) items.push(message);
+      if (message && (!eventTypes || eventTypes.includes(message.eventType)) && within(message)) items.push(message);
     }
     const done = items.length <= limit;
     return page(items.slice(0, limit), limit, (message) => message.id, done);
