@@ -7,5 +7,6 @@
  */
 export const clock = {
   now: (): number => Date.now(),
-  sleep: (ms: number): Promise<void> => new Promise<void>((resolve) => setTimeout(resolve, ms)),
+  // Unref'd: a wait that lost its race (for an answer that came first) never holds a finished process open.
+  sleep: (ms: number): Promise<void> => new Promise<void>((resolve) => setTimeout(resolve, ms).unref()),
 };

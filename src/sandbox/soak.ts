@@ -6,6 +6,7 @@ import { runCommand } from '../cli/runCommand';
 import app from '../index';
 import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
+import { Random } from '../sim/random';
 import { AuctionService } from './auctions';
 import { ProviderEmulator, type Fault, type FaultContext } from './emulator';
 import { newId, newSecret } from './emulator/store';
@@ -57,10 +58,16 @@ export interface SoakOptions {
   signingOffsetMs?: number;
   /** Junk deliveries sent at once right after each rotation (signed with no secret the endpoint had). */
   junkBursts?: number;
+  /**
+   * Fixes the plan: which events are redelivered and forged, the order of the kinds of forgery, and
+   * which messages fail once or meet a cache fault. Ids and timings come from real HTTP.
+   */
+  seed?: number;
   say?: (line: string) => void;
 }
 
 export interface SoakResult {
+  seed: number;
   events: number;
   zapRuns: number;
   lost: number;
@@ -100,7 +107,7 @@ export interface SoakResult {
 }
 
 export const soakLine = (result: SoakResult): string =>
-  `soak: events=${result.events} zap_runs=${result.zapRuns} lost=${result.lost} doubled=${result.doubled} ` +
+  `soak: seed=${result.seed} events=${result.events} zap_runs=${result.zapRuns} lost=${result.lost} doubled=${result.doubled} ` +
   `forged_accepted=${result.forgedAccepted} forged=${result.forged} forged_refused=${result.forgedRefused} ` +
   `forged_replays=${result.forgedReplays} forged_with_revoked=${result.forgedWithRevoked} ` +
   `redelivered=${result.redelivered} overlapping=${result.overlapping} ` +
@@ -110,6 +117,10 @@ export const soakLine = (result: SoakResult): string =>
   `record_reads=${result.recordReads} history_faults=${result.historyFaults} junk_burst=${result.junkBurst} ` +
   `junk_svix_calls=${result.junkSvixCalls} svix_calls_per_junk=${perJunk(result)} failed_runs=${result.failedRuns} ` +
   `peak_rss_mb=${result.peakRssMb} seconds=${result.seconds}`;
+
+/** The command that runs a soak of the same plan again. */
+export const soakReplay = (argv: readonly string[], seed: number): string =>
+  `npm run soak -- ${[...argv.filter((arg, index) => arg !== '--seed' && argv[index - 1] !== '--seed' && !arg.startsWith('--seed=')), '--seed', String(seed)].join(' ')}`;
 
 /** What Node's HTTP client publishes when a request starts: the request. */
 const isClientRequest = (message: unknown): boolean =>
@@ -122,12 +133,12 @@ const perJunk = (result: SoakResult): string =>
 /** The grace period of every other rotation: deliveries signed before it may still wait in the queue after it ends. */
 const GRACE_SECONDS = 1;
 
-/** Every `1 / rate`-th index, spread evenly: deterministic, so a run can be repeated. */
+/** Every `1 / rate`-th index, spread evenly from an offset the seed gives. */
 const picked = (index: number, rate: number, offset: number): boolean =>
   rate > 0 && (index + offset) % Math.round(1 / rate) === 0;
 
-/** A share `rate` of ids, picked by a hash of the id. */
-const chosen = (id: string, rate: number, salt = ''): boolean =>
+/** A share `rate` of ids, picked by a hash of the id salted with the seed. */
+const chosen = (id: string, rate: number, salt: string): boolean =>
   rate > 0 && createHash('sha256').update(`${salt}${id}`).digest().readUInt32BE(0) / 0x1_0000_0000 < rate;
 
 /** The cache faults, in turn: a throttle (`null`, nothing stored), a 503 core retries, and a claim stored whose answer was lost. */
@@ -147,6 +158,10 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   const failureRate = options.failureRate ?? 0.01;
   const cacheFaultRate = options.cacheFaultRate ?? 0.01;
   const rotations = options.rotations ?? 3;
+  const seed = options.seed ?? 1;
+  const plan = new Random(seed);
+  const offsets = { redelivery: plan.int(0, 9_999), forgery: plan.int(0, 9_999), kind: plan.int(0, 99) };
+  const salt = `${seed}:`;
   const started = Date.now();
   let peakRss = process.memoryUsage.rss();
   const sampler = setInterval(() => {
@@ -161,7 +176,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   let readsToFault = 0;
   let recordReads = 0;
   const readFault = ({ method, path }: FaultContext): Fault | undefined => {
-    if (method === 'GET' && /\/msg\/[^/]+$/.test(path)) recordReads += 1;
+    // The record's listings of a window of messages (the soak itself lists none).
+    if (method === 'GET' && path.endsWith('/msg')) recordReads += 1;
     if (method !== 'GET' || !path.endsWith('/secret')) return undefined;
     secretReads += 1;
     if (readsToFault === 0) return undefined;
@@ -194,7 +210,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       return { kind: 'throttle' };
     }
     if (call.method !== 'zcache_set' || !call.key.startsWith('seen:') || cacheFaulted.has(call.key)) return undefined;
-    if (!chosen(call.key, cacheFaultRate, 'cache')) return undefined;
+    if (!chosen(call.key, cacheFaultRate, `${salt}cache`)) return undefined;
     cacheFaulted.add(call.key);
     const kind = CACHE_FAULTS[cacheFaulted.size % CACHE_FAULTS.length] ?? 'throttle';
     return { kind };
@@ -216,7 +232,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     authData: { apiKey, appId: (await runSetup({ client, appName: 'Soak Auction House' })).appId, serverUrl: baseUrl },
     fault: (messageId) => {
       // Only the provider's own deliveries fail: a forgery must always reach perform.
-      if (!messageId || forgedIds.has(messageId) || faulted.has(messageId) || !chosen(messageId, failureRate))
+      if (!messageId || forgedIds.has(messageId) || faulted.has(messageId) || !chosen(messageId, failureRate, salt))
         return undefined;
       faulted.add(messageId);
       transientFailures += 1;
@@ -299,13 +315,13 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       }
       await auctionService.emitNext(3);
       const event = auctionService.emitted[auctionService.emitted.length - 1];
-      if (event && picked(index, redeliveryRate, 53)) {
+      if (event && picked(index, redeliveryRate, offsets.redelivery)) {
         // Sent again at once, while the first delivery is on its way: the two overlap.
         emulator.resend(appId, event.messageId, zap.subscribeData.id);
         redelivered += 1;
       }
-      if (picked(index, forgeryRate, 37)) {
-        await sendForgery(FORGERIES[forgeries % FORGERIES.length] ?? 'wrong-secret', event?.messageId);
+      if (picked(index, forgeryRate, offsets.forgery)) {
+        await sendForgery(FORGERIES[(forgeries + offsets.kind) % FORGERIES.length] ?? 'wrong-secret', event?.messageId);
       } else {
         await sendHeldBack();
       }
@@ -349,6 +365,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
     const ran = [...runsPerMessage.keys()].filter((id) => sent.has(id));
     return {
+      seed,
       events: real.length,
       zapRuns: real.reduce((total, id) => total + (runsPerMessage.get(id) ?? 0), 0),
       lost: lostIds.length,
@@ -405,6 +422,8 @@ const USAGE = `Usage: npm run soak [-- --events N] [--share S] [--rotations R] [
   --svix-clock-behind SECONDS
                   Svix signs with a clock this many seconds behind this side's (at most 240)
   --junk-bursts N junk deliveries sent at once right after each rotation (at most 100)
+  --seed N        the plan's seed: which events are redelivered, forged, failed once and
+                  faulted (default: one from the clock, printed in the summary)
   --json          end with the result as one line of JSON instead of the summary line`;
 
 /** A whole number from `min` to `max`, or NaN. */
@@ -421,6 +440,7 @@ export const main = async (argv: string[]): Promise<number> => {
     'history-faults'?: boolean;
     'svix-clock-behind'?: string;
     'junk-bursts'?: string;
+    seed?: string;
     json?: boolean;
   };
   try {
@@ -433,6 +453,7 @@ export const main = async (argv: string[]): Promise<number> => {
         'history-faults': { type: 'boolean' },
         'svix-clock-behind': { type: 'string' },
         'junk-bursts': { type: 'string' },
+        seed: { type: 'string' },
         json: { type: 'boolean' },
       },
     }));
@@ -445,7 +466,8 @@ export const main = async (argv: string[]): Promise<number> => {
   const rotations = wholeNumber(values.rotations, 3, 0, 15);
   const behind = wholeNumber(values['svix-clock-behind'], 0, 0, 240);
   const junkBursts = wholeNumber(values['junk-bursts'], 0, 0, 100);
-  if ([events, rotations, behind, junkBursts].some(Number.isNaN) || !(share >= 0 && share <= 0.2)) {
+  const seed = wholeNumber(values.seed, Date.now() % 2 ** 31, 0, 2 ** 31 - 1);
+  if ([events, rotations, behind, junkBursts, seed].some(Number.isNaN) || !(share >= 0 && share <= 0.2)) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
@@ -459,9 +481,11 @@ export const main = async (argv: string[]): Promise<number> => {
     historyFaults: values['history-faults'] === true,
     signingOffsetMs: -behind * 1000,
     junkBursts,
+    seed,
     say: (line) => process.stdout.write(`${line}\n`),
   });
   process.stdout.write(`${values.json ? JSON.stringify(result) : soakLine(result)}\n`);
+  if (!values.json) process.stdout.write(`soak: replay with ${soakReplay(argv, seed)}\n`);
   if (!values.json) {
     for (const line of result.lostDetail) process.stdout.write(`lost: ${line}\n`);
     for (const line of result.failedDetail) process.stdout.write(`failed: ${line}\n`);

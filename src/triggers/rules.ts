@@ -27,10 +27,10 @@ export const RULES = {
 };
 
 /**
- * What this process knows of one endpoint: the secrets' history; its last
- * look at z.cache (and failed one), and whether z.cache lacks what it knows;
- * the last answered read of the secret, and one under way; Svix's failures
- * in a row; the allowances; and what Svix's record has answered.
+ * What this process knows of one endpoint: the secrets' history; its last look at z.cache (and
+ * failed one), and whether z.cache lacks what it knows; the last answered read of the secret, and
+ * one under way; Svix's failures in a row; how far Svix's clock is ahead at least (as deliveries
+ * the current secret signed show); the allowances; and what Svix's record has answered.
  */
 export interface Known {
   history: SecretHistory;
@@ -41,6 +41,7 @@ export interface Known {
   reading: boolean;
   failures: number;
   failedAt: number;
+  svixAhead: number;
   allowance: { reads: Allowance; listings: Allowance };
   records: (delivery: Delivery) => 'answered' | 'under-way' | 'none';
 }
@@ -60,14 +61,13 @@ export interface Delivery {
 export type Allowance = { calls: number; at: number };
 export type Kind = keyof Known['allowance'];
 
-export type Halt = 'not-a-svix-id' | 'unchecked-signature';
 export type Step =
   | { kind: 'run' | 'look' }
   /** Read the secret, or wait for the read under way; `charged` takes a call of the allowance. */
   | { kind: 'read' | 'record'; charged: boolean }
   /** For the allowance, or the pause after Svix failed. */
   | { kind: 'wait'; until: number }
-  | { kind: 'halt'; why: Halt }
+  | { kind: 'halt'; why: 'not-a-svix-id' | 'unchecked-signature' }
   | { kind: 'error'; why: 'unchecked-signature' };
 
 /** Calls of an allowance left at `now` (fractional while it refills). */
@@ -109,8 +109,9 @@ export const decide = (known: Known, delivery: Delivery, now: number): Step => {
   }
   const replaced = known.history.secrets.filter((old) => old.until !== undefined && delivery.signedWith(old.secret));
   const free = replaced.length > 0;
-  const settled =
-    known.readAt >= delivery.arrivedAt || known.readAt > delivery.signedAt + 1_000 + RULES.clockAllowanceMs;
+  // Settled by a read that began after it arrived, or after it was signed (Svix's clock as far ahead as it may be).
+  const ahead = Math.max(known.svixAhead, -RULES.clockAllowanceMs);
+  const settled = known.readAt >= delivery.arrivedAt || known.readAt > delivery.signedAt + 1_000 - ahead;
   const unchecked: Step =
     known.failures > 0 ? { kind: 'error', why: 'unchecked-signature' } : { kind: 'halt', why: 'unchecked-signature' };
   const record: Step = { kind: 'record', charged: !free };

@@ -31,7 +31,6 @@ const SHARE_PAUSES = [0, 30, 70, 150, 300, 600];
 const SIGNED: Verdict = { kind: 'signed' };
 
 type State = Known & { reader?: Promise<void>; looking?: Promise<void>; windows: ProviderRecord.Windows };
-/** One delivery's view of its endpoint. */
 type Endpoint = { z: ZObject; caller: () => Caller; subscription: Subscription; state: State; key: string };
 const ignore = (): undefined => undefined;
 
@@ -51,9 +50,8 @@ const stateOf = ({ connection, id, secret, checkedAt = 0 }: Subscription): State
   const madeAt = timeOfProviderId(id) ?? checkedAt;
   const state: State = {
     history: { secrets: [{ secret, from: Math.min(madeAt, checkedAt), seen: checkedAt }] },
-    ...{ lookedAt: -Infinity, lookFailedAt: -Infinity, readAt: -Infinity, failedAt: -Infinity, failures: 0 },
-    unshared: false,
-    reading: false,
+    ...{ lookedAt: -Infinity, lookFailedAt: -Infinity, readAt: -Infinity, failedAt: -Infinity, svixAhead: -Infinity },
+    ...{ failures: 0, unshared: false, reading: false },
     allowance: { reads: { calls: RULES.reads.burst, at: 0 }, listings: { calls: RULES.listings.burst, at: 0 } },
     windows: new Map(),
     records: (delivery) => providerRecord().status(state.windows, delivery, RULES.clockAllowanceMs),
@@ -150,8 +148,7 @@ const read = (endpoint: Endpoint, charged: boolean): Promise<void> => {
 const record = async (endpoint: Endpoint, delivery: Delivery, charged: boolean): Promise<Verdict | undefined> => {
   const { z, caller, subscription, state } = endpoint;
   const pay = () => charged && (state.allowance.listings = spend('listings', state.allowance.listings, clock.now()));
-  const guard = (call: (note: (failure: Failure) => Failure) => Promise<ProviderRecord.Listing>) =>
-    svixCall(state, call);
+  const guard = <T>(call: (note: (failure: Failure) => Failure) => Promise<T>) => svixCall(state, call);
   const on = { endpoint: subscription, windows: state.windows, clockAllowanceMs: RULES.clockAllowanceMs };
   const answer = await providerRecord().check(z, delivery, { ...on, caller, pay, guard });
   return answer && { kind: 'confirmed', event: answer.event };
@@ -161,6 +158,8 @@ const next = (state: State, delivery: Delivery): Step => {
   const now = clock.now();
   const step = decide(state, delivery, now);
   shell.observe?.(delivery, step, state, now);
+  // A run was signed with the current secret: its signing time bounds Svix's clock.
+  if (step.kind === 'run') state.svixAhead = Math.max(state.svixAhead, delivery.signedAt - delivery.arrivedAt);
   return step;
 };
 
