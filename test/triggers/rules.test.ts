@@ -1,12 +1,22 @@
 import fc from 'fast-check';
-import { callsLeft, decide, RULES, spend, type Delivery, type Known, type Step } from '../../src/triggers/rules';
-import { observeRead, type SecretHistory } from '../../src/triggers/secrets';
+import {
+  callsLeft,
+  decide,
+  RULES,
+  spend,
+  type Allowance,
+  type Delivery,
+  type Kind,
+  type Known,
+  type Step,
+} from '../../src/triggers/rules';
+import { currentOf, merge, observeRead, type SecretHistory } from '../../src/triggers/secrets';
 
 /**
- * The pure core that decides which delivery runs, on its own: no cache, no
- * Svix, no clock. Each row of docs/guarantees.md's table "Which delivery
- * runs" has an example named after it, and the properties hold for any
- * history of rotations.
+ * The pure core that decides which delivery runs (src/triggers/rules.ts), on
+ * its own: no cache, no Svix, no clock. Each row of the table "Which delivery
+ * runs" in docs/guarantees.md has its block, with its edges at the exact
+ * thresholds; the properties below hold for any state a process can be in.
  */
 
 const T = 1_800_000_000_000;
@@ -15,306 +25,681 @@ const B = 'whsec_b';
 const C = 'whsec_c';
 const ID = 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9';
 const NEVER = Number.NEGATIVE_INFINITY;
+/** What fast-check draws is fixed, so a failure is the same on every run and machine. */
+const SEED = { seed: 1_311_768_467 };
+/** What an arbitrary draws. */
+type Drawn<Of> = Of extends fc.Arbitrary<infer Value> ? Value : never;
 
-/** A warm process that looked at z.cache and read secret A just now, at T. */
+/** Both allowances full, as of `at`. */
+const full = (at: number): Known['allowance'] => ({
+  reads: { calls: RULES.reads.burst, at },
+  listings: { calls: RULES.listings.burst, at },
+});
+
+/** A warm process: A current (read at T), looked at z.cache and read at T, Svix answering, both allowances full. */
 const known = (changes: Partial<Known> = {}): Known => ({
   history: { secrets: [{ secret: A, from: T - 3_600_000, seen: T }] },
-  madeAt: T - 3_600_000,
   lookedAt: T,
   lookFailedAt: NEVER,
   unshared: false,
   readAt: T,
-  troubleAt: NEVER,
-  confirmedAt: NEVER,
-  records: { size: 0 },
-  allowance: { calls: RULES.burst, at: T },
+  reading: false,
+  failures: 0,
+  failedAt: NEVER,
+  svixAhead: NEVER,
+  allowance: full(T),
+  records: () => 'none',
   ...changes,
 });
 
-/** A delivery signed with `secrets`, signed `signedAgo` ms before `now` and arriving at `now`. */
+/** A delivery signed with `secrets` (one signature each) a second before `now`, arriving at `now`, 25 s to go. */
 const delivery = (secrets: string[], now: number, changes: Partial<Delivery> = {}): Delivery => ({
   id: ID,
-  signedAt: Math.floor((now - 1_000) / 1000) * 1000,
+  signedAt: Math.floor((now - 1_000) / 1_000) * 1_000,
+  signatures: secrets.length,
   signedWith: (secret) => secrets.includes(secret),
   arrivedAt: now,
   deadline: now + 25_000,
   looked: false,
-  readFailed: false,
   ...changes,
 });
 
-/** A history in which A was read until `seenA`, then B found at `foundB` (and first seen signing at `signedB`). */
-const rotated = (seenA: number, foundB: number, signedB?: number): SecretHistory => {
-  const history = observeRead({ secrets: [{ secret: A, from: T - 3_600_000, seen: seenA }] }, B, foundB);
-  return signedB === undefined
-    ? history
-    : { secrets: history.secrets.map((entry) => (entry.secret === B ? { ...entry, firstSigned: signedB } : entry)) };
-};
+/** A read at T + 1 s showed B: B current, A replaced. */
+const ROTATED: SecretHistory = observeRead({ secrets: [{ secret: A, from: T - 3_600_000, seen: T }] }, B, T + 1_000);
 
 const RUN: Step = { kind: 'run' };
-const halt = (why: string) => ({ kind: 'halt', why });
+const LOOK: Step = { kind: 'look' };
+const read = (charged: boolean): Step => ({ kind: 'read', charged });
+const record = (charged: boolean): Step => ({ kind: 'record', charged });
+const wait = (until: number): Step => ({ kind: 'wait', until });
+const HALT_UNCHECKED: Step = { kind: 'halt', why: 'unchecked-signature' };
+const ERROR_UNCHECKED: Step = { kind: 'error', why: 'unchecked-signature' };
 
-describe('which delivery runs: the table, row by row', () => {
-  it('row 1: an id that is not a Svix message id halts, whatever signed it', () => {
-    for (const id of ['msg_short', 'URGENT: your Svix key leaked', `msg_${'A'.repeat(26)}!`, '']) {
-      expect(decide(known(), delivery([A], T, { id }), T)).toEqual(halt('not-a-svix-id'));
+describe('the numbers are the table’s', () => {
+  it('50 s between looks, 5 s after a failed one, 10 minutes fresh, 5 minutes of clock, 3 s a call', () => {
+    expect(RULES).toEqual({
+      lookEveryMs: 50_000,
+      retryAfterMs: 5_000,
+      freshForMs: 600_000,
+      clockAllowanceMs: 300_000,
+      reads: { burst: 3, refillMs: 2_000 },
+      listings: { burst: 5, refillMs: 2_000 },
+      callMs: 3_000,
+      pauseMs: 250,
+      maxPauseMs: 2_000,
+    });
+  });
+});
+
+describe('row 1: an svix-id that is not a Svix message id', () => {
+  it('halts, whatever signed it, before anything else (no look, no call)', () => {
+    const lookDue = known({ unshared: true, lookedAt: NEVER });
+    for (const id of ['', 'msg_short', `msg_${'A'.repeat(26)}`, `msg_${'A'.repeat(28)}`, `msg_${'A'.repeat(26)}!`]) {
+      expect(decide(lookDue, delivery([A], T, { id }), T)).toEqual({ kind: 'halt', why: 'not-a-svix-id' });
+      expect(decide(known(), delivery([C], T, { id }), T)).toEqual({ kind: 'halt', why: 'not-a-svix-id' });
     }
-  });
-
-  it('row 2: signed with the current secret, read within ten minutes: runs on the body', () => {
-    expect(decide(known(), delivery([A], T + 9 * 60_000, { looked: true }), T + 9 * 60_000)).toEqual(RUN);
-  });
-
-  it('row 3: signed with the current secret, read longer ago: read again (free), or trusted while Svix fails reads', () => {
-    const now = T + 11 * 60_000;
-    expect(decide(known(), delivery([A], now, { looked: true }), now)).toEqual({
-      kind: 'read',
-      charged: false,
-      at: now,
+    expect(decide(known(), delivery([A], T, { id: `ep_${'A'.repeat(27)}` }), T)).toEqual({
+      kind: 'halt',
+      why: 'not-a-svix-id',
     });
-    expect(decide(known({ troubleAt: now - 1_000 }), delivery([A], now, { looked: true }), now)).toEqual(RUN);
+    // msg_ and exactly 27 letters or digits passes row 1.
+    expect(decide(known(), delivery([A], T, { id: `msg_${'A'.repeat(27)}` }), T)).toEqual(RUN);
+  });
+});
+
+describe('row 2: a look at z.cache', () => {
+  it('is due when this process never looked, or z.cache lacks what it knows', () => {
+    expect(decide(known({ lookedAt: NEVER }), delivery([A], T), T)).toEqual(LOOK);
+    // Unshared: even right after a look.
+    expect(decide(known({ unshared: true }), delivery([A], T), T)).toEqual(LOOK);
   });
 
-  it('row 4: signed with a secret the endpoint had: Svix’s record, free, however many', () => {
-    const now = T + 2_000;
-    const state = known({ history: rotated(T, T + 1_000), allowance: { calls: 0, at: now } });
-    expect(decide(state, delivery([A], now), now)).toEqual({ kind: 'record', charged: false });
+  it('is due once 50 s have passed since the last look, not at 50 s exactly', () => {
+    const at = (now: number) => decide(known({ readAt: now }), delivery([A], now), now);
+    expect(at(T + RULES.lookEveryMs)).toEqual(RUN);
+    expect(at(T + RULES.lookEveryMs + 1)).toEqual(LOOK);
   });
 
-  it('row 8: signed with no known secret and not read for since it arrived: a read with a call of the allowance', () => {
-    const now = T + 2_000;
-    expect(decide(known(), delivery([C], now), now)).toEqual({ kind: 'read', charged: true, at: now });
-    // A read under way is joined, for free.
-    expect(decide(known({ reading: {} }), delivery([C], now), now)).toEqual({ kind: 'read', charged: false, at: now });
-    // No call left: it waits for the next, while the deadline leaves time for the read.
-    const spent = known({ allowance: { calls: 0, at: now } });
-    expect(decide(spent, delivery([C], now), now)).toEqual({ kind: 'read', charged: true, at: now + RULES.refillMs });
-  });
-
-  it('row 5: signed in a span a secret never seen here may have signed in, found lately: the record, free', () => {
-    // A was read at T, B found at T + 20 s: C may have come and gone between.
-    const now = T + 30_000;
-    const state = known({ history: rotated(T, T + 20_000), readAt: T + 20_000 });
-    const signedInSpan = delivery([C], now, { signedAt: T + 10_000, looked: true });
-    expect(decide(state, signedInSpan, now)).toEqual({ kind: 'record', charged: false });
-    // A minute after the span was found, only a confirmation in the last minute keeps it free.
-    const later = T + 20_000 + RULES.liveForMs + 1;
-    const arrivingLater = delivery([C], later, { signedAt: T + 10_000, looked: true });
-    expect(decide(state, arrivingLater, later)).toEqual({ kind: 'record', charged: true });
-    const live = known({ ...state, confirmedAt: later - 1_000 });
-    expect(decide(live, arrivingLater, later)).toEqual({ kind: 'record', charged: false });
-  });
-
-  it('row 6: in a span, not live, without a call of the allowance: waits for a record under way, else halts', () => {
-    const now = T + 20_000 + RULES.liveForMs + 1;
-    const state = known({ history: rotated(T, T + 20_000), allowance: { calls: 0, at: now } });
-    const signedInSpan = delivery([C], now, { signedAt: T + 10_000, looked: true });
-    expect(decide(state, signedInSpan, now)).toEqual(halt('unchecked-signature'));
-    expect(decide({ ...state, records: { size: 1 } }, signedInSpan, now)).toEqual({ kind: 'wait' });
-  });
-
-  it('row 9: no known secret, read for since it arrived, outside every span: junk', () => {
-    const now = T + 2_000;
-    const state = known({ readAt: now });
-    expect(decide(state, delivery([C], now), now)).toEqual(halt('no-valid-signature'));
-    // Signed more than five minutes before the read started, whatever the clocks: settled too.
-    const old = delivery([C], now, { arrivedAt: now + 1, signedAt: now - RULES.clockAllowanceMs - 2_000 });
-    expect(decide(state, old, now + 1)).toEqual(halt('no-valid-signature'));
-  });
-
-  it('row 8: no known secret, no call of the allowance within the deadline: halts as unchecked', () => {
-    const now = T + 2_000;
-    const spent = known({ allowance: { calls: 0, at: now } });
-    expect(decide(spent, delivery([C], now, { deadline: now + RULES.refillMs }), now)).toEqual(
-      halt('unchecked-signature'),
-    );
-  });
-
-  it('row 10: no known secret while Svix fails reads: the record with the allowance, else an error naming it', () => {
-    const now = T + 2_000;
-    expect(decide(known({ troubleAt: now - 100 }), delivery([C], now), now)).toEqual({ kind: 'record', charged: true });
-    const failed = delivery([C], now, { readFailed: true });
-    // One call on credit, so what waited for a failed read is not all lost to junk that emptied the allowance.
-    expect(decide(known({ allowance: { calls: 0, at: now } }), failed, now)).toEqual({ kind: 'record', charged: true });
-    expect(decide(known({ allowance: { calls: -0.5, at: now } }), failed, now)).toEqual({
-      kind: 'error',
-      why: 'unchecked-signature',
-    });
-    expect(decide(known({ confirmedAt: now - 100 }), failed, now)).toEqual({ kind: 'record', charged: false });
-  });
-
-  it('row 11: looks at z.cache when cold, every minute, and while it lacks what this process knows', () => {
+  it('comes before every other row: a delivery no known secret signed looks first too', () => {
     const now = T + RULES.lookEveryMs + 1;
-    expect(decide(known(), delivery([A], now), now)).toEqual({ kind: 'look' });
-    expect(decide(known({ lookedAt: NEVER }), delivery([A], T), T)).toEqual({ kind: 'look' });
-    expect(decide(known({ unshared: true }), delivery([A], T), T)).toEqual({ kind: 'look' });
-    // Once per delivery, and not again within seconds of a failed look.
-    expect(decide(known(), delivery([A], now, { looked: true }), now)).toEqual(RUN);
-    expect(decide(known({ lookFailedAt: now - 1_000 }), delivery([A], now), now)).toEqual(RUN);
+    expect(decide(known(), delivery([C], now), now)).toEqual(LOOK);
+    expect(decide(known({ history: ROTATED }), delivery([A], now), now)).toEqual(LOOK);
+  });
+
+  it('is made once a delivery: after it, the delivery goes on to the other rows', () => {
+    const now = T + RULES.lookEveryMs + 1;
+    expect(decide(known({ unshared: true }), delivery([A], T, { looked: true }), T)).toEqual(RUN);
+    // A look that failed leaves this process unsure (row 3): the secret is read instead.
+    expect(decide(known(), delivery([A], now, { looked: true }), now)).toEqual(read(false));
+  });
+
+  it('after a failed look, is made again 5 s later, and not before', () => {
+    const now = T + 30_000;
+    const failed = (ago: number) => known({ unshared: true, lookFailedAt: now - ago });
+    expect(decide(failed(RULES.retryAfterMs), delivery([A], now), now)).toEqual(LOOK);
+    expect(decide(failed(RULES.retryAfterMs - 1), delivery([A], now), now)).toEqual(RUN);
   });
 });
 
-describe('row 7', () => {
-  it('signed in the very second the next secret first signed: read for first, then the record', () => {
-    const now = T + 30_000;
-    const state = known({ history: rotated(T, T + 20_000, T + 15_000), readAt: T + 20_000 });
-    const sameSecond = delivery([C], now, { signedAt: T + 15_000, looked: true });
-    expect(decide(state, sameSecond, now)).toEqual({ kind: 'read', charged: true, at: now });
-    expect(decide({ ...state, readAt: now }, sameSecond, now)).toEqual({ kind: 'record', charged: false });
+describe('row 3: signed with the current secret, read within 10 minutes, and sure', () => {
+  it('runs on the body, with no call', () => {
+    expect(decide(known(), delivery([A], T + 1_000), T + 1_000)).toEqual(RUN);
+    // Beside other signatures (Svix signs with every secret valid at the time): the current one decides.
+    expect(decide(known(), delivery([C, A, B], T + 1_000), T + 1_000)).toEqual(RUN);
+  });
+
+  it('fresh up to 10 minutes after the last read that showed it, exactly', () => {
+    // Sure by a look just now; the secret was last shown current at T.
+    const at = (now: number) => decide(known({ lookedAt: now }), delivery([A], now), now);
+    expect(at(T + RULES.freshForMs)).toEqual(RUN);
+    expect(at(T + RULES.freshForMs + 1)).toEqual(read(false));
+  });
+
+  it('sure up to 50 s after a look or a read, whichever came last', () => {
+    const now = T + 5 * 60_000;
+    const state = (lookedAt: number, readAt: number) => known({ lookedAt, readAt });
+    // The look is due past 50 s; the delivery has looked and the look failed.
+    const looked = delivery([A], now, { looked: true });
+    expect(decide(state(now - RULES.lookEveryMs, NEVER), looked, now)).toEqual(RUN);
+    expect(decide(state(NEVER, now - RULES.lookEveryMs), looked, now)).toEqual(RUN);
+    expect(decide(state(now - RULES.lookEveryMs - 1, now - RULES.lookEveryMs - 1), looked, now)).toEqual(read(false));
   });
 });
 
-describe('clocks', () => {
-  it('Svix’s clock 5 s behind: a delivery signed with a just-rotated secret right after a read of the old one is read for', () => {
-    // A read at T showed A; B replaced it at once; a delivery signed with B, stamped 5 s behind, arrives after T.
-    const now = T + 1_000;
-    const skewed = delivery([B], now, { signedAt: Math.floor((T - 4_000) / 1000) * 1000 });
-    expect(decide(known(), skewed, now)).toEqual({ kind: 'read', charged: true, at: now });
+describe('row 4: signed with the current secret, otherwise', () => {
+  const stale = T + RULES.freshForMs + 1;
+
+  it('reads it, free: no allowance is asked for, even when both are spent', () => {
+    const spent = { reads: { calls: -2, at: stale }, listings: { calls: -2, at: stale } };
+    expect(decide(known({ lookedAt: stale, allowance: spent }), delivery([A], stale), stale)).toEqual(read(false));
   });
 
-  it('a span ends at the first signing time seen with the next secret, on Svix’s own clock', () => {
-    const now = T + 30_000;
-    const state = known({ history: rotated(T, T + 20_000, T + 15_000), readAt: T + 20_000 });
-    // Signed after B was first seen signing: not in the span; a read since it arrived settles it.
-    expect(decide(state, delivery([C], now, { signedAt: T + 16_000, arrivedAt: T + 19_000 }), now)).toEqual(
-      halt('no-valid-signature'),
+  it('waits for a read under way instead of starting another', () => {
+    const failing = known({ lookedAt: stale, reading: true, failures: 1, failedAt: stale });
+    expect(decide(failing, delivery([A], stale, { deadline: stale }), stale)).toEqual(read(false));
+  });
+
+  it('runs on it while Svix fails (two calls in a row) and this process is sure', () => {
+    const failing = (failures: number, lookedAt: number) => known({ lookedAt, failures, failedAt: stale });
+    const looked = delivery([A], stale, { looked: true });
+    expect(decide(failing(2, stale), looked, stale)).toEqual(RUN);
+    expect(decide(failing(7, stale), looked, stale)).toEqual(RUN);
+    // One failure: the read is tried again after the pause.
+    expect(decide(failing(1, stale), looked, stale)).toEqual(wait(stale + RULES.pauseMs));
+    // Not sure: failing or not, it reads (after the pause), however long ago the secret was seen.
+    const unsure = stale - RULES.lookEveryMs - 1;
+    expect(decide(failing(2, unsure), looked, stale)).toEqual(wait(stale + 2 * RULES.pauseMs));
+  });
+
+  it('runs on it when no call fits in the delivery’s time: a read must start 3 s before its deadline', () => {
+    const at = (deadline: number) => decide(known({ lookedAt: stale }), delivery([A], stale, { deadline }), stale);
+    expect(at(stale + RULES.callMs)).toEqual(read(false));
+    expect(at(stale + RULES.callMs - 1)).toEqual(RUN);
+  });
+
+  it('counts the pause after a failure in the time a read needs', () => {
+    const paused = known({ lookedAt: stale, readAt: stale, failures: 1, failedAt: stale });
+    const notFresh = delivery([A], stale, { deadline: stale + RULES.pauseMs + RULES.callMs });
+    expect(decide(paused, notFresh, stale)).toEqual(wait(stale + RULES.pauseMs));
+    expect(decide(paused, { ...notFresh, deadline: notFresh.deadline - 1 }, stale)).toEqual(RUN);
+  });
+});
+
+describe('row 5: a signature no known secret made, no read since it arrived', () => {
+  const now = T + 2_000;
+
+  it('reads the secret with a call of the reads allowance', () => {
+    expect(decide(known(), delivery([C], now), now)).toEqual(read(true));
+    // Spent listings do not stop a read: the allowances are counted apart.
+    const noListings = known({ allowance: { ...full(now), listings: { calls: 0, at: now } } });
+    expect(decide(noListings, delivery([C], now), now)).toEqual(read(true));
+  });
+
+  it('free when a replaced secret signed it too, even with no read left', () => {
+    const spent = known({ history: ROTATED, allowance: { ...full(now), reads: { calls: 0, at: now } } });
+    expect(decide(spent, delivery([A, C], now), now)).toEqual(read(false));
+  });
+
+  it('waits for the read under way, whatever is left of the allowance or the time', () => {
+    const reading = known({ reading: true, allowance: { ...full(now), reads: { calls: -1, at: now } } });
+    expect(decide(reading, delivery([C], now, { deadline: now }), now)).toEqual(read(true));
+  });
+
+  it('settled by a read that began since it arrived, from the very millisecond: then the record', () => {
+    const arrived = now - 500;
+    const at = (readAt: number) => decide(known({ readAt }), delivery([C], now, { arrivedAt: arrived }), now);
+    expect(at(arrived - 1)).toEqual(read(true));
+    expect(at(arrived)).toEqual(record(true));
+  });
+
+  it('settled by a read that began more than 1 s + 5 minutes after its signing second, Svix’s clock unknown', () => {
+    const signedAt = T - 10 * 60_000;
+    const late = delivery([C], now, { signedAt });
+    const at = (readAt: number) => decide(known({ readAt }), late, now);
+    expect(at(signedAt + 1_000 + RULES.clockAllowanceMs)).toEqual(read(true));
+    expect(at(signedAt + 1_000 + RULES.clockAllowanceMs + 1)).toEqual(record(true));
+  });
+
+  it('settled sooner when runs showed Svix’s clock ahead of this side’s by at least so much', () => {
+    const signedAt = T - 10 * 60_000;
+    const late = delivery([C], now, { signedAt });
+    const at = (svixAhead: number, readAt: number) => decide(known({ svixAhead, readAt }), late, now);
+    // Svix's clock no earlier than this side's: a read that began over a second after the signing second.
+    expect(at(0, signedAt + 1_000)).toEqual(read(true));
+    expect(at(0, signedAt + 1_001)).toEqual(record(true));
+    // Svix's clock 90 s ahead: its signing second was 90 s earlier on this side's clock.
+    expect(at(90_000, signedAt + 1_000 - 90_000)).toEqual(read(true));
+    expect(at(90_000, signedAt + 1_001 - 90_000)).toEqual(record(true));
+    // Shown behind by more than a signature allows (5 minutes): counted as 5 minutes behind.
+    expect(at(-20 * 60_000, signedAt + 1_000 + RULES.clockAllowanceMs)).toEqual(read(true));
+    expect(at(-20 * 60_000, signedAt + 1_001 + RULES.clockAllowanceMs)).toEqual(record(true));
+  });
+
+  it('waits for a call of the allowance when the read still fits before the deadline', () => {
+    const half = known({ allowance: { ...full(now), reads: { calls: 0.5, at: now } } });
+    expect(decide(half, delivery([C], now), now)).toEqual(wait(now + RULES.reads.refillMs / 2));
+    const none = known({ allowance: { ...full(now), reads: { calls: 0, at: now } } });
+    const tight = delivery([C], now, { deadline: now + RULES.reads.refillMs + RULES.callMs });
+    expect(decide(none, tight, now)).toEqual(wait(now + RULES.reads.refillMs));
+    // A millisecond short: the read is left for the record (row 7), from the listings allowance.
+    expect(decide(none, { ...tight, deadline: tight.deadline - 1 }, now)).toEqual(record(true));
+  });
+
+  it('waits out the pause after Svix failed, free read or not', () => {
+    const failed = known({ history: ROTATED, failures: 3, failedAt: now - 100 });
+    expect(decide(failed, delivery([A, C], now), now)).toEqual(wait(now - 100 + 4 * RULES.pauseMs));
+    expect(decide({ ...failed, failedAt: now - 4 * RULES.pauseMs }, delivery([A, C], now), now)).toEqual(read(false));
+  });
+
+  it('does not read for a delivery every signature of which a replaced secret made', () => {
+    const spent = known({
+      history: ROTATED,
+      allowance: { reads: { calls: 0, at: now }, listings: { calls: 0, at: now } },
+    });
+    expect(decide(spent, delivery([A], now), now)).toEqual(record(false));
+    // Two signatures, one from A: the other is unknown, so it is read for (free).
+    expect(decide(spent, delivery([A], now, { signatures: 2 }), now)).toEqual(read(false));
+  });
+});
+
+describe('row 6: signed with a replaced secret, or its window’s record has answered', () => {
+  const now = T + 2_000;
+  const spent = { reads: { calls: 0, at: now }, listings: { calls: 0, at: now } };
+
+  it('asks the record, free, however spent the allowance', () => {
+    expect(decide(known({ history: ROTATED, allowance: spent }), delivery([A], now), now)).toEqual(record(false));
+    // Settled junk whose window the record has answered: free too.
+    const answered = known({ readAt: now, allowance: spent, records: () => 'answered' });
+    expect(decide(answered, delivery([C], now), now)).toEqual(record(false));
+  });
+
+  it('an answered record does not stand in for row 5: an unsettled delivery reads first', () => {
+    const answered = known({ records: () => 'answered' });
+    expect(decide(answered, delivery([C], now), now)).toEqual(read(true));
+  });
+
+  it('waits for a listing of its window under way until the deadline, then could not be checked', () => {
+    const underWay = known({ history: ROTATED, records: () => 'under-way' });
+    const signed = delivery([A], now);
+    expect(decide(underWay, signed, now)).toEqual(wait(signed.deadline));
+    expect(decide(underWay, signed, signed.deadline - 1)).toEqual(wait(signed.deadline));
+    expect(decide(underWay, signed, signed.deadline)).toEqual(HALT_UNCHECKED);
+    expect(decide({ ...underWay, failures: 1 }, signed, signed.deadline)).toEqual(ERROR_UNCHECKED);
+  });
+
+  it('a free listing still needs the time for it, and waits out a pause', () => {
+    const state = known({ history: ROTATED });
+    const at = (deadline: number) => decide(state, delivery([A], now, { deadline }), now);
+    expect(at(now + RULES.callMs)).toEqual(record(false));
+    expect(at(now + RULES.callMs - 1)).toEqual(HALT_UNCHECKED);
+    const failed = known({ history: ROTATED, failures: 1, failedAt: now });
+    expect(decide(failed, delivery([A], now), now)).toEqual(wait(now + RULES.pauseMs));
+  });
+});
+
+describe('row 7: no known secret signed it, otherwise', () => {
+  const now = T + 2_000;
+  /** A read began since the delivery arrived: row 5 is settled. */
+  const settled = (changes: Partial<Known> = {}) => known({ readAt: now, ...changes });
+
+  it('asks the record with a call of the listings allowance', () => {
+    expect(decide(settled(), delivery([C], now), now)).toEqual(record(true));
+    // Spent reads do not stop a listing.
+    expect(
+      decide(settled({ allowance: { ...full(now), reads: { calls: -3, at: now } } }), delivery([C], now), now),
+    ).toEqual(record(true));
+  });
+
+  it('waits for a call of the allowance while a listing fits before the deadline, else halts', () => {
+    const none = settled({ allowance: { ...full(now), listings: { calls: 0, at: now } } });
+    const deadline = now + RULES.listings.refillMs + RULES.callMs;
+    expect(decide(none, delivery([C], now, { deadline }), now)).toEqual(wait(now + RULES.listings.refillMs));
+    expect(decide(none, delivery([C], now, { deadline: deadline - 1 }), now)).toEqual(HALT_UNCHECKED);
+  });
+
+  it('when Svix has failed, no call in time ends in an error (it could not be checked), not a halt', () => {
+    const failed = settled({
+      failures: 1,
+      failedAt: now,
+      allowance: { ...full(now), listings: { calls: 0, at: now } },
+    });
+    const deadline = now + RULES.listings.refillMs + RULES.callMs;
+    expect(decide(failed, delivery([C], now, { deadline }), now)).toEqual(wait(now + RULES.listings.refillMs));
+    expect(decide(failed, delivery([C], now, { deadline: deadline - 1 }), now)).toEqual(ERROR_UNCHECKED);
+    // The pause alone: with calls left, a pause that leaves no time is an error too.
+    const paused = settled({ failures: 4, failedAt: now });
+    expect(decide(paused, delivery([C], now, { deadline: now + RULES.maxPauseMs + RULES.callMs }), now)).toEqual(
+      wait(now + RULES.maxPauseMs),
     );
-    expect(decide(state, delivery([C], now, { signedAt: T + 14_000 }), now)).toEqual({
-      kind: 'record',
-      charged: false,
-    });
+    expect(decide(paused, delivery([C], now, { deadline: now + RULES.maxPauseMs + RULES.callMs - 1 }), now)).toEqual(
+      ERROR_UNCHECKED,
+    );
   });
 
-  it('a span with no signing time seen after it ends five minutes after the next secret was found', () => {
-    const state = known({ history: rotated(T, T + 20_000), readAt: T + 20_000 });
-    const at = (signedAt: number) => decide(state, delivery([C], T + 30_000, { signedAt, arrivedAt: 0 }), T + 30_000);
-    expect(at(T + 20_000 + RULES.clockAllowanceMs - 1_000)).toEqual({ kind: 'record', charged: false });
-    expect(at(T + 20_000 + RULES.clockAllowanceMs + 1_000)).toEqual(halt('no-valid-signature'));
+  it('row 5 with no read in time falls to the record, and with neither allowance in time halts', () => {
+    const spent = known({ allowance: { reads: { calls: 0, at: now }, listings: { calls: 0, at: now } } });
+    const short = delivery([C], now, { deadline: now + RULES.callMs + RULES.reads.refillMs - 1 });
+    expect(decide(spent, short, now)).toEqual(HALT_UNCHECKED);
+    const listingsLeft = known({ allowance: { ...full(now), reads: { calls: 0, at: now } } });
+    expect(decide(listingsLeft, short, now)).toEqual(record(true));
+  });
+});
+
+describe('the pause after Svix failed', () => {
+  it('is 250 ms after one failure, doubled for each more in a row, at most 2 s', () => {
+    const now = T + 2_000;
+    // A listing for a delivery a replaced secret signed: free, so only the pause holds it back.
+    const pausedFor = (failures: number) =>
+      decide(known({ history: ROTATED, failures, failedAt: now }), delivery([A], now), now);
+    expect(pausedFor(0)).toEqual(record(false));
+    expect(pausedFor(1)).toEqual(wait(now + 250));
+    expect(pausedFor(2)).toEqual(wait(now + 500));
+    expect(pausedFor(3)).toEqual(wait(now + 1_000));
+    expect(pausedFor(4)).toEqual(wait(now + 2_000));
+    expect(pausedFor(5)).toEqual(wait(now + 2_000));
+    expect(pausedFor(30)).toEqual(wait(now + 2_000));
   });
 
-  it('older secrets forgotten: a delivery signed between the endpoint’s making and the oldest kept asks the record', () => {
-    const history = { secrets: [{ secret: B, from: T - 60_000, seen: T }] };
-    const state = known({ history, madeAt: T - 3_600_000, confirmedAt: T });
-    expect(decide(state, delivery([C], T + 1_000, { signedAt: T - 1_800_000 }), T + 1_000)).toEqual({
-      kind: 'record',
-      charged: false,
-    });
+  it('counts from the failure: once it has passed, the call starts', () => {
+    const now = T + 2_000;
+    const state = known({ history: ROTATED, failures: 2, failedAt: now - 500 });
+    expect(decide(state, delivery([A], now), now)).toEqual(record(false));
+    expect(decide(state, delivery([A], now), now - 1)).toEqual(wait(now));
   });
 });
 
 describe('the allowance', () => {
-  it('is a burst of three, then one more every five seconds', () => {
-    let allowance = { calls: RULES.burst, at: T };
-    for (let call = 0; call < RULES.burst; call += 1) allowance = spend(allowance, T);
-    expect(callsLeft(allowance, T)).toBe(0);
-    expect(callsLeft(allowance, T + RULES.refillMs)).toBe(1);
-    expect(callsLeft(allowance, T + 60 * RULES.refillMs)).toBe(RULES.burst);
+  const kinds: Kind[] = ['reads', 'listings'];
+
+  it('is a burst (3 reads, 5 listing pages), then one more every 2 s, never above the burst', () => {
+    for (const kind of kinds) {
+      const { burst, refillMs } = RULES[kind];
+      let allowance: Allowance = { calls: burst, at: T };
+      for (let call = 0; call < burst; call += 1) allowance = spend(kind, allowance, T);
+      expect(callsLeft(kind, allowance, T)).toBe(0);
+      expect(callsLeft(kind, allowance, T + refillMs / 4)).toBe(0.25);
+      expect(callsLeft(kind, allowance, T + refillMs)).toBe(1);
+      expect(callsLeft(kind, allowance, T + burst * refillMs)).toBe(burst);
+      expect(callsLeft(kind, allowance, T + 60 * refillMs)).toBe(burst);
+    }
   });
 
-  it('a record needs a call in hand and the time for it', () => {
-    const now = T + 20_000 + RULES.liveForMs + 1;
-    const state = known({ history: rotated(T, T + 20_000) });
-    const late = delivery([C], now, { signedAt: T + 10_000, deadline: now + RULES.callMs - 1, looked: true });
-    expect(decide(state, late, now)).toEqual(halt('unchecked-signature'));
+  it('a spend takes one call from what had refilled by then, and stamps the time', () => {
+    expect(spend('reads', { calls: 0, at: T }, T + 1_000)).toEqual({ calls: -0.5, at: T + 1_000 });
+    expect(spend('listings', { calls: 5, at: T }, T + 60_000)).toEqual({ calls: 4, at: T + 60_000 });
+    expect(callsLeft('reads', { calls: -1, at: T }, T + 2_000)).toBe(0);
   });
 });
 
-describe('properties', () => {
-  /** A history of reads, each showing one of a few secrets, at increasing times, as a process might have made them. */
-  const history = fc
-    .array(fc.record({ secret: fc.constantFrom(A, B, C, 'whsec_d'), gap: fc.integer({ min: 1, max: 600_000 }) }), {
-      maxLength: 8,
+/** A state a process may be in: its history of reads, its times, Svix's failures, allowances, the record. */
+const SECRETS = [A, B, C, 'whsec_d'];
+const stateArbitrary = fc
+  .record({
+    reads: fc.array(fc.record({ secret: fc.constantFrom(...SECRETS), gap: fc.integer({ min: 1, max: 900_000 }) }), {
+      maxLength: 6,
+    }),
+    lookedAgo: fc.oneof(fc.constant(Infinity), fc.nat({ max: 120_000 })),
+    lookFailedAgo: fc.oneof(fc.constant(Infinity), fc.nat({ max: 10_000 })),
+    readAgo: fc.oneof(fc.constant(Infinity), fc.nat({ max: 1_200_000 })),
+    unshared: fc.boolean(),
+    reading: fc.boolean(),
+    failures: fc.nat({ max: 6 }),
+    failedAgo: fc.nat({ max: 3_000 }),
+    svixAhead: fc.oneof(fc.constant(NEVER), fc.integer({ min: -600_000, max: 600_000 })),
+    reads_: fc.double({ min: -2, max: RULES.reads.burst, noNaN: true }),
+    listings: fc.double({ min: -2, max: RULES.listings.burst, noNaN: true }),
+    records: fc.constantFrom<ReturnType<Known['records']>>('none', 'answered', 'under-way'),
+    wait: fc.nat({ max: 1_500_000 }),
+  })
+  .map((drawn) => {
+    let history: SecretHistory = { secrets: [{ secret: A, from: T - 3_600_000, seen: T }] };
+    let at = T;
+    for (const { secret, gap } of drawn.reads) history = observeRead(history, secret, (at += gap));
+    const now = at + drawn.wait;
+    const state: Known = {
+      history,
+      lookedAt: now - drawn.lookedAgo,
+      lookFailedAt: now - drawn.lookFailedAgo,
+      unshared: drawn.unshared,
+      readAt: now - drawn.readAgo,
+      reading: drawn.reading,
+      failures: drawn.failures,
+      failedAt: drawn.failures === 0 ? NEVER : now - drawn.failedAgo,
+      svixAhead: drawn.svixAhead,
+      allowance: { reads: { calls: drawn.reads_, at: now }, listings: { calls: drawn.listings, at: now } },
+      records: () => drawn.records,
+    };
+    return { state, now };
+  });
+/** A delivery: some of the secrets (or none) and maybe signatures no known secret made, signed, arrived, due. */
+const deliveryArbitrary = (now: number) =>
+  fc
+    .record({
+      by: fc.subarray(SECRETS),
+      unknown: fc.nat({ max: 2 }),
+      signedAgo: fc.nat({ max: 900_000 }),
+      arrivedAgo: fc.nat({ max: 30_000 }),
+      left: fc.integer({ min: -1_000, max: 25_000 }),
+      looked: fc.boolean(),
     })
-    .map((reads) => {
-      let at = T;
-      let result: SecretHistory = { secrets: [{ secret: A, from: T - 3_600_000, seen: T }] };
-      for (const read of reads) {
-        at += read.gap;
-        result = observeRead(result, read.secret, at);
-      }
-      return { history: result, lastRead: at };
-    });
-  const moment = fc.integer({ min: 0, max: 10_000_000 });
+    .filter(({ by, unknown }) => by.length + unknown > 0)
+    .map(({ by, unknown, signedAgo, arrivedAgo, left, looked }): Delivery => ({
+      id: ID,
+      signedAt: Math.floor((now - signedAgo) / 1_000) * 1_000,
+      signatures: by.length + unknown,
+      signedWith: (secret) => by.includes(secret),
+      arrivedAt: now - arrivedAgo,
+      deadline: now + left,
+      looked,
+    }));
+const situation = stateArbitrary.chain(({ state, now }) =>
+  deliveryArbitrary(now).map((signed) => ({ state, now, signed })),
+);
+const pauseAfter = (failures: number) =>
+  failures === 0 ? 0 : Math.min(RULES.maxPauseMs, RULES.pauseMs * 2 ** (failures - 1));
 
-  it('a delivery no known or later-read secret signed never yields “run on the body”', () => {
+describe('properties of decide, for any state and delivery', () => {
+  it('runs a delivery on its body only when the current secret signed it', () => {
     fc.assert(
-      fc.property(
-        history,
-        moment,
-        moment,
-        fc.boolean(),
-        ({ history: secrets, lastRead }, signedOffset, nowOffset, looked) => {
-          const now = T + nowOffset;
-          const state = known({ history: secrets, readAt: lastRead, lookedAt: now });
-          const signed = delivery(['whsec_never_seen'], now, { signedAt: T + signedOffset, looked });
-          expect(decide(state, signed, now).kind).not.toBe('run');
-        },
-      ),
-      { numRuns: 500 },
+      fc.property(situation, ({ state, now, signed }) => {
+        const current = currentOf(state.history);
+        if (decide(state, signed, now).kind === 'run') expect(current && signed.signedWith(current.secret)).toBe(true);
+        // The same delivery without the current secret's signature never runs.
+        const without: Delivery = {
+          ...signed,
+          signedWith: (secret) => secret !== current?.secret && signed.signedWith(secret),
+        };
+        expect(decide(state, without, now).kind).not.toBe('run');
+      }),
+      { ...SEED, numRuns: 1_000 },
     );
   });
 
-  /**
-   * The endpoint's real secrets: S0 made with it, then immediate rotations at
-   * increasing times. This process read the secret at some moments (each read
-   * shows the secret current then), and saw deliveries signed with some of
-   * them; Svix's clock is off this side's by up to five minutes.
-   */
-  const world = fc
-    .record({
-      rotations: fc.array(fc.integer({ min: 1, max: 900_000 }), { minLength: 1, maxLength: 6 }),
-      reads: fc.array(fc.integer({ min: 1, max: 900_000 }), { maxLength: 6 }),
-      offset: fc.integer({ min: -RULES.clockAllowanceMs + 1_000, max: RULES.clockAllowanceMs - 1_000 }),
-      signedAt: fc.integer({ min: 0, max: 6_000_000 }),
-      waited: fc.integer({ min: 0, max: 3_600_000 }),
-      sawSigning: fc.array(fc.boolean(), { minLength: 7, maxLength: 7 }),
-    })
-    .map(({ rotations, reads, ...rest }) => {
-      const starts = [T - 3_600_000];
-      for (const gap of rotations) starts.push((starts[starts.length - 1] ?? T) + gap);
-      const readTimes: number[] = [];
-      for (const gap of reads) readTimes.push((readTimes[readTimes.length - 1] ?? T - 3_600_000) + gap);
-      return { starts, readTimes, ...rest };
-    });
-  const secretAt = (starts: number[], at: number): string =>
-    `whsec_${starts.filter((start) => start <= at).length - 1}`;
-
-  it('a genuine delivery signed with any secret the endpoint had never ends in a halt while Svix answers', () => {
+  it('never refuses, nor sends to the record, a delivery the current secret signed', () => {
     fc.assert(
-      fc.property(world, ({ starts, readTimes, offset, signedAt, waited, sawSigning }) => {
-        const svix = (at: number) => Math.floor((at + offset) / 1000) * 1000;
-        let history: SecretHistory = { secrets: [{ secret: 'whsec_0', from: starts[0] ?? T, seen: starts[0] ?? T }] };
-        for (const at of readTimes) history = observeRead(history, secretAt(starts, at), at);
-        // Deliveries seen signed with a secret tell the first moment it signed, on Svix's clock.
-        history = {
-          secrets: history.secrets.map((entry, index) =>
-            sawSigning[index]
-              ? { ...entry, firstSigned: svix(Math.max(entry.from, starts[Number(entry.secret.slice(6))] ?? 0)) }
-              : entry,
-          ),
-        };
-        const signedReal = (starts[0] ?? T) + signedAt;
-        let now = Math.max(signedReal, ...readTimes) + waited;
-        let state = known({
-          history,
-          madeAt: starts[0] ?? T,
-          readAt: Math.max(-Infinity, ...readTimes),
-          lookedAt: now,
-          allowance: { calls: RULES.burst, at: now },
-        });
-        let current = delivery([secretAt(starts, signedReal)], now, { signedAt: svix(signedReal) });
-        for (let steps = 0; steps < 8; steps += 1) {
-          const next = decide(state, current, now);
-          expect(next.kind).not.toBe('halt');
-          expect(next.kind).not.toBe('error');
-          if (next.kind === 'look') current = { ...current, looked: true };
-          else if (next.kind === 'read') {
-            now = Math.max(now, next.at);
-            state = { ...state, readAt: now, history: observeRead(state.history, secretAt(starts, now), now) };
-          } else return;
+      fc.property(situation, ({ state, now, signed }) => {
+        const current = currentOf(state.history);
+        if (!current || !signed.signedWith(current.secret)) return;
+        expect(['run', 'look', 'read', 'wait']).toContain(decide(state, signed, now).kind);
+      }),
+      { ...SEED, numRuns: 1_000 },
+    );
+  });
+
+  it('never charges the allowance for a delivery a replaced secret signed', () => {
+    fc.assert(
+      fc.property(situation, ({ state, now, signed }) => {
+        const replacedSigned = state.history.secrets.some(
+          (entry) => entry.until !== undefined && signed.signedWith(entry.secret),
+        );
+        const step = decide(state, signed, now);
+        if (replacedSigned && (step.kind === 'read' || step.kind === 'record')) expect(step.charged).toBe(false);
+      }),
+      { ...SEED, numRuns: 1_000 },
+    );
+  });
+
+  it('starts a call only with a call of its allowance in hand, after the pause, with 3 s before the deadline', () => {
+    fc.assert(
+      fc.property(situation, ({ state, now, signed }) => {
+        const step = decide(state, signed, now);
+        if (step.kind === 'wait') {
+          // Always later, so the shell that waits makes progress; never past the deadline.
+          expect(step.until).toBeGreaterThan(now);
+          expect(step.until).toBeLessThanOrEqual(signed.deadline);
+        }
+        // A read under way is joined, not started; an answered record costs no call.
+        const starts =
+          (step.kind === 'read' && !state.reading) || (step.kind === 'record' && state.records(signed) === 'none');
+        if (!starts) return;
+        expect(now + RULES.callMs).toBeLessThanOrEqual(signed.deadline);
+        if (state.failures > 0) expect(now).toBeGreaterThanOrEqual(state.failedAt + pauseAfter(state.failures));
+        if (step.charged) {
+          const kind: Kind = step.kind === 'read' ? 'reads' : 'listings';
+          expect(callsLeft(kind, state.allowance[kind], now)).toBeGreaterThanOrEqual(1);
         }
       }),
-      { numRuns: 1_000 },
+      { ...SEED, numRuns: 2_000 },
     );
+  });
+});
+
+/**
+ * One process's deliveries played out on a clock of the test's own, as
+ * verify.ts plays them: each step decide returns is performed (a look, a read
+ * shared by all that wait for it, a listing, a wait) and decide is asked
+ * again. Svix answers each call after a while, or fails it; the secret stays B.
+ */
+const traffic = fc.record({
+  deliveries: fc.array(fc.record({ gap: fc.nat({ max: 2_500 }), junk: fc.boolean(), replaced: fc.nat({ max: 9 }) }), {
+    minLength: 1,
+    maxLength: 40,
+  }),
+  calls: fc.array(fc.record({ ms: fc.integer({ min: 1, max: RULES.callMs }), fails: fc.nat({ max: 3 }) }), {
+    minLength: 1,
+    maxLength: 20,
+  }),
+});
+
+type Spends = Record<Kind, number[]>;
+const play = ({ deliveries, calls }: Drawn<typeof traffic>) => {
+  const state = known({ history: ROTATED, lookedAt: NEVER, readAt: NEVER, allowance: full(T) });
+  const spends: Spends = { reads: [], listings: [] };
+  const started: Array<{ at: number; deadline: number }> = [];
+  const outcomes: Array<{ junk: boolean; kind: Step['kind'] }> = [];
+  let callIndex = 0;
+  const nextCall = () => calls[callIndex++ % calls.length] ?? { ms: 1, fails: 1 };
+  // The agenda: what happens next, in time order (insertion order among equals).
+  const agenda: Array<{ at: number; act: (now: number) => void }> = [];
+  const later = (at: number, act: (now: number) => void) => {
+    const index = agenda.findIndex((entry) => entry.at > at);
+    agenda.splice(index === -1 ? agenda.length : index, 0, { at, act });
+  };
+  let readEnds = NEVER;
+  const answered = (failed: boolean, now: number) => {
+    state.failures = failed ? state.failures + 1 : 0;
+    if (failed) state.failedAt = now;
+  };
+  const step = (signed: Delivery, count: number) => (now: number) => {
+    expect(count).toBeLessThan(60);
+    const next = decide(state, signed, now);
+    const again = (at: number) => later(at, step(signed, count + 1));
+    if (next.kind === 'look') {
+      signed.looked = true;
+      state.lookedAt = now;
+      return again(now);
+    }
+    if (next.kind === 'wait') return again(next.until);
+    if (next.kind === 'read' && state.reading) return again(readEnds);
+    if (next.kind === 'read' || next.kind === 'record') {
+      const kind: Kind = next.kind === 'read' ? 'reads' : 'listings';
+      if (next.charged) {
+        expect(callsLeft(kind, state.allowance[kind], now)).toBeGreaterThanOrEqual(1 - 1e-9);
+        state.allowance[kind] = spend(kind, state.allowance[kind], now);
+        spends[kind].push(now);
+      }
+      started.push({ at: now, deadline: signed.deadline });
+      const { ms, fails } = nextCall();
+      const failed = fails === 0;
+      if (next.kind === 'read') {
+        state.reading = true;
+        readEnds = now + ms;
+        later(readEnds, (end) => {
+          state.reading = false;
+          answered(failed, end);
+          if (!failed) {
+            state.readAt = now;
+            state.history = observeRead(state.history, B, now);
+          }
+        });
+        return again(readEnds);
+      }
+      return later(now + ms, (end) => {
+        answered(failed, end);
+        if (failed) again(end);
+        else outcomes.push({ junk: signed.signedWith(C), kind: 'record' });
+      });
+    }
+    outcomes.push({ junk: signed.signedWith(C), kind: next.kind });
+  };
+  let arrival = T;
+  for (const { gap, junk, replaced } of deliveries) {
+    arrival += gap;
+    // Junk (a made-up secret), a delivery signed with the replaced A (one in ten), or with the current B.
+    const by = junk ? [C] : replaced === 0 ? [A] : [B];
+    later(arrival, step(delivery(by, arrival), 0));
+  }
+  for (let entry = agenda.shift(); entry; entry = agenda.shift()) entry.act(entry.at);
+  return { spends, started, outcomes };
+};
+
+describe('the allowance, over any traffic decide paces', () => {
+  it('never spends more than the burst plus one call per refill over any span of time', () => {
+    fc.assert(
+      fc.property(traffic, (drawn) => {
+        const { spends, started } = play(drawn);
+        for (const kind of ['reads', 'listings'] as const) {
+          const times = spends[kind];
+          for (let first = 0; first < times.length; first += 1) {
+            for (let last = first; last < times.length; last += 1) {
+              const span = (times[last] ?? 0) - (times[first] ?? 0);
+              expect(last - first + 1).toBeLessThanOrEqual(RULES[kind].burst + span / RULES[kind].refillMs + 1e-9);
+            }
+          }
+        }
+        for (const { at, deadline } of started) expect(at + RULES.callMs).toBeLessThanOrEqual(deadline);
+      }),
+      { ...SEED, numRuns: 300 },
+    );
+  });
+
+  it('ends every delivery, and never runs junk on its body', () => {
+    fc.assert(
+      fc.property(traffic, (drawn) => {
+        const { outcomes } = play(drawn);
+        expect(outcomes).toHaveLength(drawn.deliveries.length);
+        expect(outcomes.filter(({ junk, kind }) => junk && kind === 'run')).toEqual([]);
+        // Genuine deliveries signed with B, the current secret, all run while Svix answers within their time.
+        if (drawn.calls.every(({ fails }) => fails > 0)) {
+          expect(outcomes.filter(({ junk, kind }) => !junk && kind !== 'run' && kind !== 'record')).toEqual([]);
+        }
+      }),
+      { ...SEED, numRuns: 300 },
+    );
+  });
+});
+
+describe('revocation across processes (docs/guarantees.md, "What follows")', () => {
+  /**
+   * Svix rotates A to B at T + 100 ms, then B to C at T + 1 s. Process P
+   * began a read at T + 50 ms and Svix answered it after both rotations: C.
+   * Process Q began a read later, at T + 500 ms, and was answered before the
+   * second: B. Both share what they learnt through z.cache. P has seen the new
+   * secret, so no process may run a delivery signed with B on its body 60 s
+   * later. The merged history keeps the read that began last (Q's), so B is
+   * current again everywhere, and trusted until 10 minutes after Q's read;
+   * deliveries signed with C go to Svix's record. A src bug, reported: this
+   * test is expected to fail until secrets.ts orders reads that overlap.
+   */
+  it.failing('a read that began first but crossed a rotation does not leave the replaced secret current', () => {
+    const start: SecretHistory = { secrets: [{ secret: A, from: T - 3_600_000, seen: T }] };
+    const p = observeRead(start, C, T + 50);
+    const q = observeRead(start, B, T + 500);
+    const shared = merge(p, q);
+    // 61 s after P learnt C, a process sure of what z.cache holds, given a delivery signed with B:
+    const now = T + 1_000 + 61_000;
+    const process = known({ history: shared, lookedAt: now, readAt: T + 500 });
+    expect(decide(process, delivery([B], now), now)).not.toEqual(RUN);
+  });
+
+  it('the reverse order (the read that began last crossed the rotation) is safe: the replaced secret stays replaced', () => {
+    const start: SecretHistory = { secrets: [{ secret: A, from: T - 3_600_000, seen: T }] };
+    const p = observeRead(start, B, T + 50);
+    const q = observeRead(start, A, T + 500);
+    for (const shared of [merge(p, q), merge(q, p)]) {
+      expect(currentOf(shared)?.secret).toBe(B);
+      const now = T + 61_000;
+      expect(decide(known({ history: shared, lookedAt: now }), delivery([A], now), now)).toEqual(record(false));
+    }
   });
 });
