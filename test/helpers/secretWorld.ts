@@ -36,7 +36,8 @@ export interface AuctionEvent {
 export const UNAVAILABLE: Fault = { kind: 'reply', status: 503, body: '' };
 
 const isSecretRead = ({ method, path }: FaultContext) => method === 'GET' && path.endsWith('/secret');
-const isRecordRead = ({ method, path }: FaultContext) => method === 'GET' && /\/msg\/[^/]+$/.test(path);
+/** A listing of the Consumer App's messages: how the delivery path reads Svix's record (a window at a time). */
+const isRecordRead = ({ method, path }: FaultContext) => method === 'GET' && path.endsWith('/msg');
 const realNow = Date.now.bind(Date);
 
 class SecretWorld {
@@ -50,7 +51,7 @@ class SecretWorld {
   emulatorClockShift = 0;
   /** A hook each test may set, called for every cache call the platform stand-in answers. */
   zapierFault: ((call: CacheCall) => RpcFault | undefined | void) | undefined;
-  /** Provider calls the emulator answered: reads of the endpoint's secret, and reads of a message's record. */
+  /** Provider calls the emulator answered: reads of the endpoint's secret, and listings of the record. */
   readonly calls = { secret: 0, record: 0 };
   /** Faults to answer the next such calls with. */
   readonly faults: { secret: Fault[]; record: Fault[] } = { secret: [], record: [] };
@@ -213,13 +214,17 @@ export const useSecretWorld = (): SecretWorld => {
   const world = new SecretWorld(zapier);
   // Some tests wait for the allowance of calls on purpose (seconds each).
   jest.setTimeout(60_000);
-  const rulesDefaults = { ...RULES };
+  const rulesDefaults = { ...RULES, reads: { ...RULES.reads }, listings: { ...RULES.listings } };
   const clockDefaults = { ...clock };
   const requestDefaults = { ...requestSettings };
   beforeEach(world.start);
   afterEach(async () => {
     world.zapierFault = undefined;
-    Object.assign(RULES, rulesDefaults);
+    Object.assign(RULES, {
+      ...rulesDefaults,
+      reads: { ...rulesDefaults.reads },
+      listings: { ...rulesDefaults.listings },
+    });
     Object.assign(clock, clockDefaults);
     Object.assign(requestSettings, requestDefaults);
     jest.restoreAllMocks();

@@ -1,6 +1,7 @@
 import { newId, newSecret } from '../../src/sandbox/emulator/store';
 import type { Fault } from '../../src/sandbox/emulator';
-import { RECORD_REFUSALS } from '../../src/triggers/record';
+import { timeOfProviderId } from '../../src/provider/ksuid';
+import { RECORD_REFUSALS, WINDOW_MS } from '../../src/triggers/record';
 import { failure } from '../helpers/fixtures';
 import { anotherProcess } from '../helpers/platform';
 import { UNAVAILABLE, useSecretWorld, type AuctionEvent } from '../helpers/secretWorld';
@@ -43,7 +44,9 @@ describe("deliveries that waited in Zapier's queue across a rotation", () => {
     expect(calls.secret).toBe(1);
     const outcomes = await inBatches(queued, 8);
     expect(outcomes).toEqual(events.map((event) => ({ items: ranWith(event) })));
-    expect(calls.record).toBe(30);
+    // Svix's record, listed a 2-second window of message times at a time: one listing answers them all.
+    const windows = new Set(events.map((event) => Math.floor((timeOfProviderId(event.id) ?? 0) / WINDOW_MS)));
+    expect(calls.record).toBe(windows.size);
     // Sent again (a retry, a resend): none runs a second time.
     const again = await inBatches(queued, 8);
     expect(again).toEqual(events.map(() => ({ items: [] })));
@@ -157,15 +160,18 @@ describe("a secret the endpoint had: the provider's record decides", () => {
   it('a provider that cannot be reached is an error (not a halt) naming the event and how to send it again', async () => {
     const waiting = await send();
     await rotateAndTeach();
+    // Svix fails every try for the delivery's whole time (its pauses pass at once on the test's clock).
+    world.virtualWaits();
     for (const fault of [UNAVAILABLE, { kind: 'drop' }] satisfies Fault[]) {
-      faults.record = [fault, fault];
+      faults.record = Array.from({ length: 100 }, () => fault);
       const failed = await failure(main.perform(delivery(waiting, [world.zap.secret])));
       expect(failed.name).not.toBe('HaltedError');
-      expect(failed.code).toBe('EventNotConfirmed');
+      expect(failed.code).toBe('SignatureNotChecked');
       expect(failed.message).toContain(waiting.id);
       expect(failed.message).toMatch(/Svix's dashboard.*resend it/);
     }
     // Once it answers, the event runs (it was never claimed).
+    faults.record = [];
     await expect(main.perform(delivery(waiting, [world.zap.secret]))).resolves.toEqual(ranWith(waiting));
   });
 
@@ -207,20 +213,23 @@ describe('a revoked secret', () => {
     for (let index = 0; index < 6; index += 1) events.push(await send());
     const [firstEvent, ...rest] = events;
     if (!firstEvent) throw new Error('no events');
+    zapier().platform.resetCalls();
     await main.perform(delivery(firstEvent, [world.zap.secret]));
+    // The first look found nothing shared: this process writes what it knows, once, only if still absent.
+    expect(historyCalls()).toEqual([
+      expect.objectContaining({ method: 'zcache_get', scope: ['auth'] }),
+      expect.objectContaining({ method: 'zcache_set', scope: ['auth'], nx: true }),
+      expect.objectContaining({ method: 'zcache_get', scope: ['auth'] }),
+    ]);
     zapier().platform.resetCalls();
     for (const event of rest) await expect(main.perform(delivery(event, [world.zap.secret]))).resolves.toHaveLength(1);
     // One round trip each: the claim.
     expect(zapier().calls()).toHaveLength(rest.length);
     expect(historyCalls()).toEqual([]);
-    // The first look found nothing shared: this process writes what it knows, once, only if still absent.
+    // From then on, a minute costs one read.
     later(61_000);
     await expect(main.perform(delivery(await send(), [world.zap.secret]))).resolves.toHaveLength(1);
-    expect(historyCalls()).toEqual([
-      expect.objectContaining({ method: 'zcache_get', scope: ['auth'] }),
-      expect.objectContaining({ method: 'zcache_set', scope: ['auth'], nx: true }),
-    ]);
-    // From then on, a minute costs one read.
+    expect(historyCalls()).toEqual([expect.objectContaining({ method: 'zcache_get', scope: ['auth'] })]);
     zapier().platform.resetCalls();
     later(122_000);
     const next = await send();
