@@ -74,10 +74,7 @@ export type Step =
 export const callsLeft = (kind: Kind, { calls, at }: Allowance, now: number): number =>
   Math.min(RULES[kind].burst, calls + (now - at) / RULES[kind].refillMs);
 
-export const spend = (kind: Kind, allowance: Allowance, now: number): Allowance => ({
-  calls: callsLeft(kind, allowance, now) - 1,
-  at: now,
-});
+export const spend = (kind: Kind, was: Allowance, now: number) => ({ calls: callsLeft(kind, was, now) - 1, at: now });
 
 /** When the next call to Svix may start: at once, or after the pause that follows a failure. */
 const pausedUntil = (known: Known): number =>
@@ -104,7 +101,8 @@ export const decide = (known: Known, delivery: Delivery, now: number): Step => {
   if (current && delivery.signedWith(current.secret)) {
     const sure = now - Math.max(known.lookedAt, known.readAt) <= RULES.lookEveryMs;
     const read: Step = { kind: 'read', charged: false };
-    if ((now - current.seen <= RULES.freshForMs && sure) || (sure && known.failures >= 2)) return { kind: 'run' };
+    const failing = known.failures >= 2 && now - known.failedAt < RULES.retryAfterMs;
+    if (sure && (now - current.seen <= RULES.freshForMs || failing)) return { kind: 'run' };
     return known.reading ? read : call(known, delivery, now, read, false, { kind: 'run' });
   }
   const replaced = known.history.secrets.filter((old) => old.until !== undefined && delivery.signedWith(old.secret));

@@ -5,6 +5,9 @@ import { RECORD_REFUSALS } from '../../src/triggers/record';
 import { CLAIM_TTL_SECONDS } from '../../src/triggers/claim';
 import { RULES } from '../../src/triggers/rules';
 import { clock } from '../../src/clock';
+
+/** Waits on this side's clock (the test's own, once `virtualWaits` gave one). */
+const sleep = (ms: number) => clock.sleep(ms);
 import { secretHistoryKey } from '../../src/triggers/verify';
 import { failure, signedRequest } from '../helpers/fixtures';
 import { anotherProcess } from '../helpers/platform';
@@ -23,23 +26,27 @@ const { sharedHistory, historyCalls, virtualWaits } = world;
 
 /**
  * 40 junk deliveries, 8 at a time, on the clock `virtualWaits` gives: each must end as one of
- * `endings`, within 6 seconds, and all together cost at most 6 Svix calls. Says how each ended.
+ * `endings`, and all together cost no more Svix calls than the allowances give (3 reads and 5
+ * listings at once, then one of each every 2 seconds, on that clock, which each wait moves on:
+ * waits side by side add up, so the bound is loose here; the simulation checks it exactly).
  */
 const junkFloodIsCheap = async (clock: () => number, endings: readonly string[]) => {
   const before = calls.secret + calls.record;
+  const startedAt = clock();
   const outcomes: Array<{ id: string; name: string; message: string }> = [];
   for (let batch = 0; batch < 5; batch += 1) {
     const runs = Array.from({ length: 8 }, async () => {
-      const started = clock();
       const event = junk();
       const { name, message } = await failure(main.perform(delivery(event, [newSecret()])));
-      expect(clock() - started).toBeLessThanOrEqual(RULES.refillMs + 1_000);
       return { id: event.id, name, message };
     });
     outcomes.push(...(await Promise.all(runs)));
   }
   expect(outcomes.filter(({ name }) => !endings.includes(name))).toEqual([]);
-  expect(calls.secret + calls.record - before).toBeLessThanOrEqual(6);
+  const elapsed = clock() - startedAt;
+  const allowed =
+    RULES.reads.burst + RULES.listings.burst + elapsed / RULES.reads.refillMs + elapsed / RULES.listings.refillMs;
+  expect(calls.secret + calls.record - before).toBeLessThanOrEqual(Math.floor(allowed));
   return outcomes;
 };
 
@@ -50,7 +57,7 @@ describe('junk costs little in every state, and a genuine delivery with a new se
     await expect(main.perform(delivery(genuine, [rotated]))).resolves.toEqual(ranWith(genuine));
   };
 
-  it('fresh (rows 8, 9): at most 6 Svix calls, each ending within 6 seconds, every one a halt', async () => {
+  it('fresh: within the allowances, each ending within its time, every one a halt', async () => {
     await junkFloodIsCheap(virtualWaits(), ['HaltedError']);
     await afterTheFlood();
   });
@@ -58,8 +65,8 @@ describe('junk costs little in every state, and a genuine delivery with a new se
   it('right after an immediate rotation seen by a genuine delivery, in the next second', async () => {
     const moved = virtualWaits();
     await rotateAndTeach();
-    // Svix stamps whole seconds: junk of the very second the new secret was first seen signing may be
-    // the last signed with the old one (row 6), and costs a call each; from the next second on, it cannot.
+    // Whatever second it claims: the very second the new secret was first seen signing, or the next.
+    await junkFloodIsCheap(moved, ['HaltedError']);
     await clock.sleep(1_000);
     await junkFloodIsCheap(moved, ['HaltedError']);
     await afterTheFlood();
@@ -73,7 +80,7 @@ describe('junk costs little in every state, and a genuine delivery with a new se
     await afterTheFlood();
   });
 
-  it('while Svix fails every read (row 10): errors naming each message, and at most 6 calls', async () => {
+  it('while Svix fails every call: errors naming each message, within the allowances', async () => {
     const clock = virtualWaits();
     faults.secret = Array.from({ length: 100 }, () => UNAVAILABLE);
     faults.record = Array.from({ length: 100 }, () => UNAVAILABLE);
@@ -83,7 +90,7 @@ describe('junk costs little in every state, and a genuine delivery with a new se
     for (const { id, message } of errors) expect(message).toContain(id);
     faults.secret = [];
     faults.record = [];
-    later(60_000);
+    await sleep(60_000);
     await afterTheFlood();
   });
 });
@@ -98,13 +105,14 @@ describe('deliveries signed with no secret known here', () => {
     expect(calls).toEqual({ secret: 1, record: 0 });
   });
 
-  it('row 8: a read that finds a new secret costs nothing: genuine rotations never use the allowance up', async () => {
-    RULES.refillMs = 600_000;
-    for (let index = 0; index < 5; index += 1) await rotateAndTeach();
-    expect(calls.secret).toBe(5);
-    // The whole burst is still there: three reads for junk one after another, then none in time.
-    for (let index = 0; index < 4; index += 1) await failure(main.perform(delivery(junk(), [newSecret()])));
-    expect(calls.secret).toBe(5 + RULES.burst);
+  it('row 5: reads for deliveries no known secret signed stay within the allowance, a genuine new secret among them', async () => {
+    RULES.reads.refillMs = 600_000;
+    RULES.listings.refillMs = 600_000;
+    // The genuine delivery that teaches the new secret takes a read of the allowance too: it cannot be told from junk.
+    await rotateAndTeach();
+    // Junk one after another: the rest of the burst of reads, then no read starts in time.
+    for (let index = 0; index < 5; index += 1) await failure(main.perform(delivery(junk(), [newSecret()])));
+    expect(calls.secret).toBe(RULES.reads.burst);
   });
 
   it('row 8: a read of the secret that fails for a moment is tried again, and the delivery runs', async () => {
@@ -115,51 +123,55 @@ describe('deliveries signed with no secret known here', () => {
     expect(calls.secret).toBe(2);
   });
 
-  it('row 10: a read that fails twice leaves the decision to the record, which needs no secret', async () => {
+  it('row 5: a read that fails twice is tried again while the delivery has time, and the delivery runs on it', async () => {
     const rotated = await rotate(0);
     faults.secret = [UNAVAILABLE, UNAVAILABLE];
     const event = await send();
     await expect(main.perform(delivery(event, [rotated]))).resolves.toEqual(ranWith(event));
-    expect(calls).toEqual({ secret: 2, record: 1 });
+    expect(calls).toEqual({ secret: 3, record: 0 });
   });
 
-  it('row 10: deliveries that all saw Svix fail a read share one call of the allowance, then the record is free', async () => {
-    RULES.burst = 1;
+  it('row 5: deliveries that all wait on reads Svix fails share each read, and run once one answers', async () => {
+    virtualWaits();
     const rotated = await rotate(0);
-    faults.secret = Array.from({ length: 20 }, () => UNAVAILABLE);
+    faults.secret = Array.from({ length: 4 }, () => UNAVAILABLE);
     const events: AuctionEvent[] = [];
     for (let index = 0; index < 6; index += 1) events.push(await send());
     const outcomes = await Promise.all(events.map((event) => main.perform(delivery(event, [rotated]))));
     expect(outcomes).toEqual(events.map(ranWith));
-    expect(calls).toEqual({ secret: 2, record: 6 });
+    expect(calls).toEqual({ secret: 5, record: 0 });
   });
 
-  it('row 10: when neither the secret nor the record can be read, the error names the event and how to send it again', async () => {
+  it('row 7: when neither the secret nor the record answers in its time, the error names the event and how to send it again', async () => {
+    virtualWaits();
     const rotated = await rotate(0);
-    faults.secret = [UNAVAILABLE, UNAVAILABLE];
-    faults.record = [UNAVAILABLE, UNAVAILABLE];
+    faults.secret = Array.from({ length: 100 }, () => UNAVAILABLE);
+    faults.record = Array.from({ length: 100 }, () => UNAVAILABLE);
     const event = await send();
     const failed = await failure(main.perform(delivery(event, [rotated])));
     expect(failed.name).not.toBe('HaltedError');
-    expect(failed.code).toBe('EventNotConfirmed');
+    expect(failed.code).toBe('SignatureNotChecked');
     expect(failed.message).toContain(event.id);
     expect(failed.message).toMatch(/Svix's dashboard.*resend it/);
   });
 
-  it('row 5: a delivery queued across 13 rotations, older than every secret kept, is confirmed by the record', async () => {
+  it('row 7: a delivery queued across 21 rotations, older than every secret kept, is confirmed by the record', async () => {
+    virtualWaits();
     const waiting = await send();
     const queued = delivery(waiting, [world.zap.secret]);
-    for (let rotation = 0; rotation < 13; rotation += 1) await rotateAndTeach();
+    for (let rotation = 0; rotation < 21; rotation += 1) await rotateAndTeach();
     expect(sharedHistory().secrets.map((entry) => entry.secret)).not.toContain(world.zap.secret);
     await expect(main.perform(queued)).resolves.toEqual(ranWith(waiting));
     expect(calls.record).toBe(1);
   });
 
-  it('row 11: keeps what it learnt in z.cache, scoped to the connection, for as long as runs are remembered', async () => {
+  it('row 2: keeps what it learnt in z.cache, scoped to the connection, for as long as runs are remembered', async () => {
     await rotateAndTeach();
-    expect(historyCalls('zcache_set')).toEqual([
-      expect.objectContaining({ scope: ['auth'], ttl: CLAIM_TTL_SECONDS, nx: false }),
-    ]);
+    const writes = historyCalls('zcache_set');
+    expect(writes.length).toBeGreaterThan(0);
+    for (const write of writes) expect(write).toMatchObject({ scope: ['auth'], ttl: CLAIM_TTL_SECONDS });
+    // The new secret was written at once, with no condition on what was there.
+    expect(writes[writes.length - 1]).toMatchObject({ nx: false });
     expect(sharedHistory().secrets.map((entry) => entry.secret)).toContain(world.zap.secret);
   });
 
@@ -266,16 +278,17 @@ describe('the corners', () => {
       throttling && call.method === 'zcache_set' && call.key === secretHistoryKey(world.zap.id)
         ? { kind: 'throttle' }
         : undefined;
+    virtualWaits();
     const rotated = await rotateAndTeach();
-    // Tried again after 30, 70 and 150 ms: four writes, none stored.
-    expect(historyCalls('zcache_set')).toHaveLength(4);
+    // Tried again and again for a few seconds, none stored.
+    expect(historyCalls('zcache_set').length).toBeGreaterThanOrEqual(6);
     throttling = false;
-    later(RULES.retryAfterMs + 1_000);
+    await sleep(RULES.retryAfterMs + 1_000);
     await expect(main.perform(delivery(await send(), [rotated]))).resolves.toHaveLength(1);
     expect(sharedHistory().secrets.find((entry) => entry.until === undefined)?.secret).toBe(rotated);
   });
 
-  it('a throttled read of the shared history is a failed look, asked again within seconds, not a minute', async () => {
+  it('a throttled read of the shared history is read back at once, and overwrites nothing', async () => {
     await rotateAndTeach();
     const current = sharedHistory().secrets.find((entry) => entry.until === undefined)?.secret ?? '';
     let throttleNextRead = false;
@@ -291,10 +304,9 @@ describe('the corners', () => {
     later(61_000);
     throttleNextRead = true;
     await expect(main.perform(delivery(await send(), [current]))).resolves.toHaveLength(1);
-    expect(reads()).toBe(start + 1);
-    later(61_000 + RULES.retryAfterMs + 1_000);
-    await expect(main.perform(delivery(await send(), [current]))).resolves.toHaveLength(1);
+    // Read as nothing there: written only if absent (it is there, so nothing is overwritten), and read back.
     expect(reads()).toBe(start + 2);
+    expect(sharedHistory().secrets.find((entry) => entry.until === undefined)?.secret).toBe(current);
   });
 
   it('row 3: a stale secret whose re-read Svix fails is trusted, and read again seconds later', async () => {
