@@ -67,6 +67,9 @@ const REGRESSIONS: Array<[setting: string, seed: number, found: string]> = [
   ['share-0.2', 452, 'a new secret never shared when the look after its read failed'],
   ['fifty-a-second', 495, 'a new secret never shared when the look after its read failed'],
   ['fifty-a-second', 636, 'a new secret never shared when the look after its read failed'],
+  // Found by the 1,000-seed sweep of 5b568c3: a genuine delivery refused unchecked under every adversity
+  // at 50 events a second. It keeps every promise since a read begun after a delivery was signed settles it.
+  ['everything-fast', 592, 'a genuine delivery refused unchecked'],
 ];
 
 describe('seeds that once failed', () => {
