@@ -154,8 +154,9 @@ interface Process {
   svixCalls: SvixCall[];
   /** How many times it has gone cold: each start has its own memory, and so its own allowance. */
   lives: number;
-  /** Times of the Svix calls junk cost, by the life of the process the perform started in. */
-  junkCalls: Array<{ reads: number[]; listings: number[] }>;
+  /** The Svix calls junk cost, and every call, by the life of the process the perform started in. */
+  junkCalls: Array<{ reads: SvixCall[]; listings: SvixCall[] }>;
+  lifeCalls: Array<{ reads: SvixCall[]; listings: SvixCall[] }>;
 }
 
 const fmt = (ms: number): string => (ms / 1000).toFixed(3);
@@ -189,11 +190,13 @@ export const simulate = async (setting: Setting, seed: number, apps: readonly Ap
     svixCalls: [],
     lives: 0,
     junkCalls: [{ reads: [], listings: [] }],
+    lifeCalls: [{ reads: [], listings: [] }],
   }));
   const goCold = (process: Process): void => {
     process.app.goCold();
     process.lives += 1;
     process.junkCalls.push({ reads: [], listings: [] });
+    process.lifeCalls.push({ reads: [], listings: [] });
   };
   for (const process of processes) {
     goCold(process);
@@ -224,8 +227,9 @@ export const simulate = async (setting: Setting, seed: number, apps: readonly Ap
     const call: SvixCall = { what, start: scheduler.now, end: scheduler.now, ok: false };
     record.calls.push(call);
     process.svixCalls.push(call);
-    if (isJunk(record.delivery))
-      process.junkCalls[record.life]?.[what === 'secret' ? 'reads' : 'listings'].push(scheduler.now);
+    const kind = what === 'secret' ? 'reads' : 'listings';
+    process.lifeCalls[record.life]?.[kind].push(call);
+    if (isJunk(record.delivery)) process.junkCalls[record.life]?.[kind].push(call);
     const timeout = typeof options.timeout === 'number' ? options.timeout : 10_000;
     const latency = faultRandom.between(20, 180);
     const fault = faultRandom.chance(share) ? faultRandom.pick(['503', '502', 'hang', '429', 'refused']) : undefined;
@@ -607,9 +611,13 @@ const judge = (run: Judged): Outcome => {
   for (const process of processes) {
     process.junkCalls.forEach((calls, life) => {
       const { reads, listings } = process.app.rules;
+      // Any call of the life that Svix failed may be made again by junk, outside the allowance.
+      const failed = (kind: 'reads' | 'listings') =>
+        (process.lifeCalls[life]?.[kind] ?? []).filter((call) => !call.ok).map((call) => call.start);
+      const starts = (list: SvixCall[]) => list.map((call) => call.start);
       const over =
-        overBound(calls.reads, reads.burst, reads.refillMs) +
-        overBound(calls.listings, listings.burst, listings.refillMs);
+        overBound(starts(calls.reads), reads.burst, reads.refillMs, failed('reads')) +
+        overBound(starts(calls.listings), listings.burst, listings.refillMs, failed('listings'));
       if (over <= 0) return;
       junkOverBound += over;
       const junkPerforms = performs.filter(
@@ -655,16 +663,27 @@ const judge = (run: Judged): Outcome => {
   };
 };
 
+/** A call Svix failed is made again after the pause (at most 2 s) once it has ended (at most 3 s): within 6 s. */
+export const RETRY_WITHIN_MS = 6_000;
+
 /**
- * Calls past a token bucket of `burst` calls refilled one every `refillMs`:
- * for any calls i..j, at most burst + (t_j - t_i) / refillMs of them.
+ * Calls (their start times) past a token bucket of `burst` calls refilled one every `refillMs`, plus one for
+ * each call Svix failed (made again outside the bucket): for any calls i..j, at most burst + (t_j - t_i) /
+ * refillMs of them, and one more for each of `failed` started from RETRY_WITHIN_MS before t_i to t_j.
  */
-export const overBound = (times: readonly number[], burst: number, refillMs: number): number => {
+export const overBound = (
+  times: readonly number[],
+  burst: number,
+  refillMs: number,
+  failed: readonly number[] = [],
+): number => {
   const sorted = [...times].sort((a, b) => a - b);
+  const failedUpTo = sorted.map((at) => failed.filter((start) => start <= at).length);
   let worst = 0;
   for (let i = 0; i < sorted.length; i += 1) {
+    const earlier = failed.filter((start) => start < (sorted[i] ?? 0) - RETRY_WITHIN_MS).length;
     for (let j = i; j < sorted.length; j += 1) {
-      const allowed = burst + ((sorted[j] ?? 0) - (sorted[i] ?? 0)) / refillMs;
+      const allowed = burst + ((sorted[j] ?? 0) - (sorted[i] ?? 0)) / refillMs + (failedUpTo[j] ?? 0) - earlier;
       worst = Math.max(worst, Math.floor(j - i + 1 - allowed + 1e-9));
     }
   }

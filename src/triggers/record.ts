@@ -86,7 +86,7 @@ const windowStart = (createdAt: number): number => Math.floor(createdAt / WINDOW
 
 /**
  * Every message of the window, a page at a time. `beforeCall` is told of
- * each call (the allowance), `note` of a failure before it is reworded.
+ * each call after the first (the allowance), `note` of a failure before it is reworded.
  */
 const listWindow = async (
   caller: Caller,
@@ -101,7 +101,7 @@ const listWindow = async (
   const range = { after: window - MARGIN_MS, before: window + WINDOW_MS + MARGIN_MS };
   let iterator: string | undefined;
   for (let page = 0; page < MAX_PAGES; page += 1) {
-    beforeCall();
+    if (page > 0) beforeCall();
     const answer = await listMessagesBetween(caller, { ...range, ...(iterator ? { iterator } : {}) }, reword);
     for (const message of answer.data) messages.set(message.id, message);
     if (answer.done || !answer.iterator) return { startedAt, complete: true, messages };
@@ -142,36 +142,46 @@ const confirmed = (z: ZObject, listing: Listing, messageId: string): unknown => 
   return message.payload;
 };
 
-/** One window's listing under way, or the last one made; `failed`, what Svix answered that is no listing (a refusal). */
-type Window = { pending?: Promise<void>; listing?: Listing; failed?: { error: unknown } };
+/**
+ * One window's listing under way (or waiting for its call), from `startsAt`; or the last one made: its listing,
+ * `unanswered` when Svix failed it for a moment, or `failed`, what Svix answered that is no listing (a refusal).
+ */
+type Window = {
+  pending?: Promise<void>;
+  startsAt: number;
+  listing?: Listing;
+  unanswered?: boolean;
+  failed?: { error: unknown };
+};
 /** The windows of one endpoint's record that this process has listed, oldest first. */
 export type Windows = Map<number, Window>;
 
-/** Whether the record has answered for a delivery, is being listed for its window, or neither. */
+/**
+ * Whether the record has answered for a delivery, or Svix failed the last listing of its window; else when the
+ * listing of its window under way starts, if one is.
+ */
 export const status = (
   windows: Windows,
   delivery: { id: string; arrivedAt: number },
   clockAllowanceMs: number,
-): 'answered' | 'under-way' | 'none' => {
+): 'answered' | 'failed' | number | undefined => {
   const createdAt = timeOfProviderId(delivery.id);
   // An id that carries no time is refused without a call.
   if (createdAt === undefined) return 'answered';
   const start = windowStart(createdAt);
   const window = windows.get(start);
-  if (window?.pending) return 'under-way';
+  if (window?.pending) return window.startsAt;
   const { listing } = window ?? {};
-  return listing && answers(listing, start, delivery.id, delivery.arrivedAt, clockAllowanceMs) ? 'answered' : 'none';
+  if (listing && answers(listing, start, delivery.id, delivery.arrivedAt, clockAllowanceMs)) return 'answered';
+  return window?.unanswered ? 'failed' : undefined;
 };
-
-/** The listings under way, for a wait that ends when any of them does. */
-export const underWay = (windows: Windows): Array<Promise<void>> =>
-  [...windows.values()].flatMap((window) => (window.pending ? [window.pending] : []));
 
 /**
  * The record's answer for a delivery: its event, a halt, or undefined while
  * the record has not answered for it (ask the rules again). One listing at a
- * time per window, shared by every delivery it answers for; `pay` is told of
- * each call, `note` of each failure.
+ * time per window, from `at` (its call of the allowance, `pay`, taken now),
+ * shared by every delivery it answers for; one that starts sooner replaces
+ * one waiting for its call. `guard` is told of each failure.
  */
 export const check = async (
   z: ZObject,
@@ -181,19 +191,26 @@ export const check = async (
     windows: Windows;
     clockAllowanceMs: number;
     caller: () => Caller;
+    at: number;
     pay: () => void;
     guard: (call: (note: (failure: Failure) => Failure) => Promise<Listing>) => Promise<Listing | undefined>;
   },
 ): Promise<{ event: unknown } | undefined> => {
-  const { windows, clockAllowanceMs } = on;
+  const { windows, clockAllowanceMs, at } = on;
   const start = windowOf(z, on.endpoint, delivery.id);
   let window = windows.get(start);
-  if (!window?.pending && status(windows, delivery, clockAllowanceMs) !== 'answered') {
-    const next: Window = {};
-    next.pending = on
-      .guard((note) => listWindow(on.caller(), start, delivery.id, on.pay, note))
-      .then((listing) => void (listing && (next.listing = listing)))
-      .catch((error: unknown) => void ((next.failed = { error }), windows.delete(start)))
+  if (status(windows, delivery, clockAllowanceMs) !== 'answered' && (!window?.pending || at < window.startsAt)) {
+    const next: Window = { startsAt: at };
+    on.pay();
+    next.pending = clock
+      .sleep(Math.max(0, at - clock.now()))
+      .then(() =>
+        windows.get(start) === next
+          ? on.guard((note) => listWindow(on.caller(), start, delivery.id, on.pay, note))
+          : undefined,
+      )
+      .then((listing) => void (listing ? (next.listing = listing) : (next.unanswered = true)))
+      .catch((error: unknown) => void ((next.failed = { error }), windows.get(start) === next && windows.delete(start)))
       .finally(() => (next.pending = undefined));
     windows.delete(start);
     windows.set(start, (window = next));

@@ -38,12 +38,14 @@ export interface Known {
   lookFailedAt: number;
   unshared: boolean;
   readAt: number;
-  reading: boolean;
+  /** When the read under way starts (it may wait for its call), if one is. */
+  reading: number | undefined;
   failures: number;
   failedAt: number;
   svixAhead: number;
   allowance: { reads: Allowance; listings: Allowance };
-  records: (delivery: Delivery) => 'answered' | 'under-way' | 'none';
+  /** The record has answered for the delivery, or Svix failed its window's last listing; or when one under way starts. */
+  records: (delivery: Delivery) => 'answered' | 'failed' | number | undefined;
 }
 
 /** A delivery: its signing time (Svix's clock, whole seconds), its signatures, and whether it has looked. */
@@ -63,10 +65,11 @@ export type Kind = keyof Known['allowance'];
 
 export type Step =
   | { kind: 'run' | 'look' }
-  /** Read the secret, or wait for the read under way; `charged` takes a call of the allowance. */
-  | { kind: 'read' | 'record'; charged: boolean }
-  /** For the allowance, or the pause after Svix failed. */
-  | { kind: 'wait'; until: number }
+  /**
+   * Read the secret, or list the record's window, from `at` (the allowance's next call, or the end of the pause
+   * after Svix failed), or wait for the one under way; `charged` takes a call of the allowance when it is made.
+   */
+  | { kind: 'read' | 'record'; charged: boolean; at: number }
   | { kind: 'halt'; why: 'not-a-svix-id' | 'unchecked-signature' }
   | { kind: 'error'; why: 'unchecked-signature' };
 
@@ -82,14 +85,32 @@ const pausedUntil = (known: Known): number =>
     ? -Infinity
     : known.failedAt + Math.min(RULES.maxPauseMs, RULES.pauseMs * 2 ** (known.failures - 1));
 
-/** A call now, or a wait until one may start; `otherwise` when none can start in the delivery's time. */
-const call = (known: Known, delivery: Delivery, now: number, step: Step, charged: boolean, otherwise: Step): Step => {
-  const kind: Kind = step.kind === 'read' ? 'reads' : 'listings';
-  const left = callsLeft(kind, known.allowance[kind], now);
-  const allowed = charged ? now + Math.max(0, (1 - left) * RULES[kind].refillMs) : now;
+/**
+ * A call from when it may start: at once, after the pause, or (charged) at the allowance's next call, which goes
+ * to the delivery that asks first; none when it cannot start in the delivery's time.
+ */
+const call = (known: Known, delivery: Delivery, now: number, kind: 'read' | 'record', charged: boolean) => {
+  const allowance: Kind = kind === 'read' ? 'reads' : 'listings';
+  const left = callsLeft(allowance, known.allowance[allowance], now);
+  const allowed = charged ? now + Math.max(0, (1 - left) * RULES[allowance].refillMs) : now;
   const at = Math.max(now, allowed, pausedUntil(known));
-  if (at + RULES.callMs > delivery.deadline) return otherwise;
-  return at > now ? { kind: 'wait', until: at } : step;
+  return at + RULES.callMs > delivery.deadline ? undefined : ({ kind, charged, at } satisfies Step);
+};
+
+/**
+ * The call under way (or waiting for its time), if it starts in the delivery's time and no later than one of its
+ * own could; else one of its own: a listing replaces the one under way, a read is made one at a time.
+ */
+const join = (known: Known, delivery: Delivery, now: number, kind: 'read' | 'record', charged: boolean) => {
+  const at = kind === 'read' ? known.reading : known.records(delivery);
+  if (at === 'answered') return { kind, charged: false, at: now } satisfies Step;
+  // A listing Svix failed is made again after the pause, outside the allowance (it took its call).
+  const own = call(known, delivery, now, kind, charged && at !== 'failed');
+  if (at === 'failed') return own;
+  if (at === undefined) return own;
+  if (at + RULES.callMs <= delivery.deadline && (kind === 'read' || !own || at <= own.at))
+    return { kind, charged: false, at } satisfies Step;
+  return kind === 'record' ? own : undefined;
 };
 
 export const decide = (known: Known, delivery: Delivery, now: number): Step => {
@@ -100,10 +121,9 @@ export const decide = (known: Known, delivery: Delivery, now: number): Step => {
   // Rows 3, 4: trusted while fresh, and while this process knows what the others learnt (a look, or a read).
   if (current && delivery.signedWith(current.secret)) {
     const sure = now - Math.max(known.lookedAt, known.readAt) <= RULES.lookEveryMs;
-    const read: Step = { kind: 'read', charged: false };
     const failing = known.failures >= 2 && now - known.failedAt < RULES.retryAfterMs;
     if (sure && (now - current.seen <= RULES.freshForMs || failing)) return { kind: 'run' };
-    return known.reading ? read : call(known, delivery, now, read, false, { kind: 'run' });
+    return join(known, delivery, now, 'read', false) ?? { kind: 'run' };
   }
   const replaced = known.history.secrets.filter((old) => old.until !== undefined && delivery.signedWith(old.secret));
   const free = replaced.length > 0;
@@ -112,17 +132,9 @@ export const decide = (known: Known, delivery: Delivery, now: number): Step => {
   const settled = known.readAt >= delivery.arrivedAt || known.readAt > delivery.signedAt + 1_000 - ahead;
   const unchecked: Step =
     known.failures > 0 ? { kind: 'error', why: 'unchecked-signature' } : { kind: 'halt', why: 'unchecked-signature' };
-  const record: Step = { kind: 'record', charged: !free };
   // Row 5: a signature no known secret made, maybe a newer secret's: a read first, shared by all that wait for it.
-  if (delivery.signatures > replaced.length && !settled) {
-    const read: Step = { kind: 'read', charged: !free };
-    if (known.reading) return read;
-    const next = call(known, delivery, now, read, !free, record);
-    if (next !== record) return next;
-  }
+  const read =
+    delivery.signatures > replaced.length && !settled ? join(known, delivery, now, 'read', !free) : undefined;
   // Rows 6, 7: Svix's record decides; free when a secret the endpoint had signed it, or it has answered already.
-  const listed = known.records(delivery);
-  if (listed === 'answered') return { kind: 'record', charged: false };
-  if (listed === 'under-way') return now < delivery.deadline ? { kind: 'wait', until: delivery.deadline } : unchecked;
-  return call(known, delivery, now, record, !free, unchecked);
+  return read ?? join(known, delivery, now, 'record', !free) ?? unchecked;
 };

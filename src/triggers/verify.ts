@@ -51,7 +51,7 @@ const stateOf = ({ connection, id, secret, checkedAt = 0 }: Subscription): State
   const state: State = {
     history: { secrets: [{ secret, from: Math.min(madeAt, checkedAt), seen: checkedAt }] },
     ...{ lookedAt: -Infinity, lookFailedAt: -Infinity, readAt: -Infinity, failedAt: -Infinity, svixAhead: -Infinity },
-    ...{ failures: 0, unshared: false, reading: false },
+    ...{ failures: 0, unshared: false, reading: undefined },
     allowance: { reads: { calls: RULES.reads.burst, at: 0 }, listings: { calls: RULES.listings.burst, at: 0 } },
     windows: new Map(),
     records: (delivery) => providerRecord().status(state.windows, delivery, RULES.clockAllowanceMs),
@@ -119,12 +119,15 @@ const look = async (endpoint: Endpoint): Promise<void> => {
   else state.lookedAt = at;
 };
 
-/** Rows 4 and 5: one read of the secret at a time; what it teaches is shared at once. */
-const read = (endpoint: Endpoint, charged: boolean): Promise<void> => {
+type Call = Extract<Step, { kind: 'read' | 'record' }>;
+
+/** Rows 4 and 5: one read of the secret at a time, from its call of the allowance; what it teaches is shared at once. */
+const read = (endpoint: Endpoint, { charged, at }: Call): Promise<void> => {
   const { state } = endpoint;
   state.reader ??= (async () => {
-    state.reading = true;
-    if (charged) state.allowance.reads = spend('reads', state.allowance.reads, clock.now());
+    state.reading = at;
+    if (charged) state.allowance.reads = spend('reads', state.allowance.reads, at);
+    await clock.sleep(Math.max(0, at - clock.now()));
     const startedAt = clock.now();
     const secret = await svixCall(state, (reword) =>
       getEndpointSecret(endpoint.caller(), endpoint.subscription.id, { timeoutMs: RULES.callMs, reword }),
@@ -139,17 +142,18 @@ const read = (endpoint: Endpoint, charged: boolean): Promise<void> => {
       await clock.sleep(wait).then(() => look(endpoint));
   })().finally(() => {
     state.reader = undefined;
-    state.reading = false;
+    state.reading = undefined;
   });
   return state.reader;
 };
 
 /** Rows 6 and 7: Svix's record, listed by window (record.ts); undefined while it has not answered. */
-const record = async (endpoint: Endpoint, delivery: Delivery, charged: boolean): Promise<Verdict | undefined> => {
+const record = async (endpoint: Endpoint, delivery: Delivery, { charged, at }: Call): Promise<Verdict | undefined> => {
   const { z, caller, subscription, state } = endpoint;
-  const pay = () => charged && (state.allowance.listings = spend('listings', state.allowance.listings, clock.now()));
+  const pay = () =>
+    charged && (state.allowance.listings = spend('listings', state.allowance.listings, Math.max(at, clock.now())));
   const guard = <T>(call: (note: (failure: Failure) => Failure) => Promise<T>) => svixCall(state, call);
-  const on = { endpoint: subscription, windows: state.windows, clockAllowanceMs: RULES.clockAllowanceMs };
+  const on = { endpoint: subscription, windows: state.windows, clockAllowanceMs: RULES.clockAllowanceMs, at };
   const answer = await providerRecord().check(z, delivery, { ...on, caller, pay, guard });
   return answer && { kind: 'confirmed', event: answer.event };
 };
@@ -178,16 +182,10 @@ const steps = async (endpoint: Endpoint, delivery: Delivery, first: Step): Promi
     if (step.kind === 'run') return SIGNED;
     if (step.kind === 'halt') return refuse(z, step.why);
     if (step.kind === 'error') return couldNotCheck(z, delivery.id);
-    if (step.kind === 'read') await read(endpoint, step.charged);
+    if (step.kind === 'read') await read(endpoint, step);
     else if (step.kind === 'record') {
-      const verdict = await record(endpoint, delivery, step.charged);
+      const verdict = await record(endpoint, delivery, step);
       if (verdict) return verdict;
-    } else if (step.kind === 'wait') {
-      const underWay = [
-        ...(state.reader ? [state.reader.catch(ignore)] : []),
-        ...providerRecord().underWay(state.windows),
-      ];
-      await Promise.race([clock.sleep(Math.max(0, step.until - clock.now())), ...underWay]);
     } else {
       delivery.looked = true;
       await (state.looking ??= look(endpoint).finally(() => (state.looking = undefined)));

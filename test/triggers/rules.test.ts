@@ -43,12 +43,12 @@ const known = (changes: Partial<Known> = {}): Known => ({
   lookFailedAt: NEVER,
   unshared: false,
   readAt: T,
-  reading: false,
+  reading: undefined,
   failures: 0,
   failedAt: NEVER,
   svixAhead: NEVER,
   allowance: full(T),
-  records: () => 'none',
+  records: () => undefined,
   ...changes,
 });
 
@@ -69,9 +69,9 @@ const ROTATED: SecretHistory = observeRead({ secrets: [{ secret: A, from: T - 3_
 
 const RUN: Step = { kind: 'run' };
 const LOOK: Step = { kind: 'look' };
-const read = (charged: boolean): Step => ({ kind: 'read', charged });
-const record = (charged: boolean): Step => ({ kind: 'record', charged });
-const wait = (until: number): Step => ({ kind: 'wait', until });
+/** A call from `at` (its own, or the one under way it waits for). */
+const read = (charged: boolean, at: number): Step => ({ kind: 'read', charged, at });
+const record = (charged: boolean, at: number): Step => ({ kind: 'record', charged, at });
 const HALT_UNCHECKED: Step = { kind: 'halt', why: 'unchecked-signature' };
 const ERROR_UNCHECKED: Step = { kind: 'error', why: 'unchecked-signature' };
 
@@ -130,7 +130,7 @@ describe('row 2: a look at z.cache', () => {
     const now = T + RULES.lookEveryMs + 1;
     expect(decide(known({ unshared: true }), delivery([A], T, { looked: true }), T)).toEqual(RUN);
     // A look that failed leaves this process unsure (row 3): the secret is read instead.
-    expect(decide(known(), delivery([A], now, { looked: true }), now)).toEqual(read(false));
+    expect(decide(known(), delivery([A], now, { looked: true }), now)).toEqual(read(false, now));
   });
 
   it('after a failed look, is made again 5 s later, and not before', () => {
@@ -152,7 +152,7 @@ describe('row 3: signed with the current secret, read within 10 minutes, and sur
     // Sure by a look just now; the secret was last shown current at T.
     const at = (now: number) => decide(known({ lookedAt: now }), delivery([A], now), now);
     expect(at(T + RULES.freshForMs)).toEqual(RUN);
-    expect(at(T + RULES.freshForMs + 1)).toEqual(read(false));
+    expect(at(T + RULES.freshForMs + 1)).toEqual(read(false, T + RULES.freshForMs + 1));
   });
 
   it('sure up to 50 s after a look or a read, whichever came last', () => {
@@ -162,7 +162,9 @@ describe('row 3: signed with the current secret, read within 10 minutes, and sur
     const looked = delivery([A], now, { looked: true });
     expect(decide(state(now - RULES.lookEveryMs, NEVER), looked, now)).toEqual(RUN);
     expect(decide(state(NEVER, now - RULES.lookEveryMs), looked, now)).toEqual(RUN);
-    expect(decide(state(now - RULES.lookEveryMs - 1, now - RULES.lookEveryMs - 1), looked, now)).toEqual(read(false));
+    expect(decide(state(now - RULES.lookEveryMs - 1, now - RULES.lookEveryMs - 1), looked, now)).toEqual(
+      read(false, now),
+    );
   });
 });
 
@@ -171,12 +173,16 @@ describe('row 4: signed with the current secret, otherwise', () => {
 
   it('reads it, free: no allowance is asked for, even when both are spent', () => {
     const spent = { reads: { calls: -2, at: stale }, listings: { calls: -2, at: stale } };
-    expect(decide(known({ lookedAt: stale, allowance: spent }), delivery([A], stale), stale)).toEqual(read(false));
+    expect(decide(known({ lookedAt: stale, allowance: spent }), delivery([A], stale), stale)).toEqual(
+      read(false, stale),
+    );
   });
 
-  it('waits for a read under way instead of starting another', () => {
-    const failing = known({ lookedAt: stale, reading: true, failures: 1, failedAt: stale });
-    expect(decide(failing, delivery([A], stale, { deadline: stale }), stale)).toEqual(read(false));
+  it('waits for a read under way (or waiting for its time) instead of starting another, or runs if it starts too late', () => {
+    const failing = known({ lookedAt: stale, reading: stale + 1_000, failures: 1, failedAt: stale });
+    const deadline = stale + 1_000 + RULES.callMs;
+    expect(decide(failing, delivery([A], stale, { deadline }), stale)).toEqual(read(false, stale + 1_000));
+    expect(decide(failing, delivery([A], stale, { deadline: deadline - 1 }), stale)).toEqual(RUN);
   });
 
   it('runs on it while Svix fails (two calls in a row) and this process is sure', () => {
@@ -185,22 +191,22 @@ describe('row 4: signed with the current secret, otherwise', () => {
     expect(decide(failing(2, stale), looked, stale)).toEqual(RUN);
     expect(decide(failing(7, stale), looked, stale)).toEqual(RUN);
     // One failure: the read is tried again after the pause.
-    expect(decide(failing(1, stale), looked, stale)).toEqual(wait(stale + RULES.pauseMs));
+    expect(decide(failing(1, stale), looked, stale)).toEqual(read(false, stale + RULES.pauseMs));
     // Not sure: failing or not, it reads (after the pause), however long ago the secret was seen.
     const unsure = stale - RULES.lookEveryMs - 1;
-    expect(decide(failing(2, unsure), looked, stale)).toEqual(wait(stale + 2 * RULES.pauseMs));
+    expect(decide(failing(2, unsure), looked, stale)).toEqual(read(false, stale + 2 * RULES.pauseMs));
   });
 
   it('runs on it when no call fits in the delivery’s time: a read must start 3 s before its deadline', () => {
     const at = (deadline: number) => decide(known({ lookedAt: stale }), delivery([A], stale, { deadline }), stale);
-    expect(at(stale + RULES.callMs)).toEqual(read(false));
+    expect(at(stale + RULES.callMs)).toEqual(read(false, stale));
     expect(at(stale + RULES.callMs - 1)).toEqual(RUN);
   });
 
   it('counts the pause after a failure in the time a read needs', () => {
     const paused = known({ lookedAt: stale, readAt: stale, failures: 1, failedAt: stale });
     const notFresh = delivery([A], stale, { deadline: stale + RULES.pauseMs + RULES.callMs });
-    expect(decide(paused, notFresh, stale)).toEqual(wait(stale + RULES.pauseMs));
+    expect(decide(paused, notFresh, stale)).toEqual(read(false, stale + RULES.pauseMs));
     expect(decide(paused, { ...notFresh, deadline: notFresh.deadline - 1 }, stale)).toEqual(RUN);
   });
 });
@@ -209,35 +215,37 @@ describe('row 5: a signature no known secret made, no read since it arrived', ()
   const now = T + 2_000;
 
   it('reads the secret with a call of the reads allowance', () => {
-    expect(decide(known(), delivery([C], now), now)).toEqual(read(true));
+    expect(decide(known(), delivery([C], now), now)).toEqual(read(true, now));
     // Spent listings do not stop a read: the allowances are counted apart.
     const noListings = known({ allowance: { ...full(now), listings: { calls: 0, at: now } } });
-    expect(decide(noListings, delivery([C], now), now)).toEqual(read(true));
+    expect(decide(noListings, delivery([C], now), now)).toEqual(read(true, now));
   });
 
   it('free when a replaced secret signed it too, even with no read left', () => {
     const spent = known({ history: ROTATED, allowance: { ...full(now), reads: { calls: 0, at: now } } });
-    expect(decide(spent, delivery([A, C], now), now)).toEqual(read(false));
+    expect(decide(spent, delivery([A, C], now), now)).toEqual(read(false, now));
   });
 
-  it('waits for the read under way, whatever is left of the allowance or the time', () => {
-    const reading = known({ reading: true, allowance: { ...full(now), reads: { calls: -1, at: now } } });
-    expect(decide(reading, delivery([C], now, { deadline: now }), now)).toEqual(read(true));
+  it('waits for the read under way when it starts in its time, whatever is left of the allowance; else the record', () => {
+    const reading = known({ reading: now + 500, allowance: { ...full(now), reads: { calls: -1, at: now } } });
+    const deadline = now + 500 + RULES.callMs;
+    expect(decide(reading, delivery([C], now, { deadline }), now)).toEqual(read(false, now + 500));
+    expect(decide(reading, delivery([C], now, { deadline: deadline - 1 }), now)).toEqual(record(true, now));
   });
 
   it('settled by a read that began since it arrived, from the very millisecond: then the record', () => {
     const arrived = now - 500;
     const at = (readAt: number) => decide(known({ readAt }), delivery([C], now, { arrivedAt: arrived }), now);
-    expect(at(arrived - 1)).toEqual(read(true));
-    expect(at(arrived)).toEqual(record(true));
+    expect(at(arrived - 1)).toEqual(read(true, now));
+    expect(at(arrived)).toEqual(record(true, now));
   });
 
   it('settled by a read that began more than 1 s + 5 minutes after its signing second, Svix’s clock unknown', () => {
     const signedAt = T - 10 * 60_000;
     const late = delivery([C], now, { signedAt });
     const at = (readAt: number) => decide(known({ readAt }), late, now);
-    expect(at(signedAt + 1_000 + RULES.clockAllowanceMs)).toEqual(read(true));
-    expect(at(signedAt + 1_000 + RULES.clockAllowanceMs + 1)).toEqual(record(true));
+    expect(at(signedAt + 1_000 + RULES.clockAllowanceMs)).toEqual(read(true, now));
+    expect(at(signedAt + 1_000 + RULES.clockAllowanceMs + 1)).toEqual(record(true, now));
   });
 
   it('settled sooner when runs showed Svix’s clock ahead of this side’s by at least so much', () => {
@@ -245,30 +253,35 @@ describe('row 5: a signature no known secret made, no read since it arrived', ()
     const late = delivery([C], now, { signedAt });
     const at = (svixAhead: number, readAt: number) => decide(known({ svixAhead, readAt }), late, now);
     // Svix's clock no earlier than this side's: a read that began over a second after the signing second.
-    expect(at(0, signedAt + 1_000)).toEqual(read(true));
-    expect(at(0, signedAt + 1_001)).toEqual(record(true));
+    expect(at(0, signedAt + 1_000)).toEqual(read(true, now));
+    expect(at(0, signedAt + 1_001)).toEqual(record(true, now));
     // Svix's clock 90 s ahead: its signing second was 90 s earlier on this side's clock.
-    expect(at(90_000, signedAt + 1_000 - 90_000)).toEqual(read(true));
-    expect(at(90_000, signedAt + 1_001 - 90_000)).toEqual(record(true));
+    expect(at(90_000, signedAt + 1_000 - 90_000)).toEqual(read(true, now));
+    expect(at(90_000, signedAt + 1_001 - 90_000)).toEqual(record(true, now));
     // Shown behind by more than a signature allows (5 minutes): counted as 5 minutes behind.
-    expect(at(-20 * 60_000, signedAt + 1_000 + RULES.clockAllowanceMs)).toEqual(read(true));
-    expect(at(-20 * 60_000, signedAt + 1_001 + RULES.clockAllowanceMs)).toEqual(record(true));
+    expect(at(-20 * 60_000, signedAt + 1_000 + RULES.clockAllowanceMs)).toEqual(read(true, now));
+    expect(at(-20 * 60_000, signedAt + 1_001 + RULES.clockAllowanceMs)).toEqual(record(true, now));
   });
 
-  it('waits for a call of the allowance when the read still fits before the deadline', () => {
+  it('takes the allowance’s next call when the read still fits before the deadline, in the order asked', () => {
     const half = known({ allowance: { ...full(now), reads: { calls: 0.5, at: now } } });
-    expect(decide(half, delivery([C], now), now)).toEqual(wait(now + RULES.reads.refillMs / 2));
+    expect(decide(half, delivery([C], now), now)).toEqual(read(true, now + RULES.reads.refillMs / 2));
     const none = known({ allowance: { ...full(now), reads: { calls: 0, at: now } } });
     const tight = delivery([C], now, { deadline: now + RULES.reads.refillMs + RULES.callMs });
-    expect(decide(none, tight, now)).toEqual(wait(now + RULES.reads.refillMs));
+    expect(decide(none, tight, now)).toEqual(read(true, now + RULES.reads.refillMs));
+    // Calls already taken (the allowance below nothing): the next one after them.
+    const taken = known({ allowance: { ...full(now), reads: { calls: -2, at: now } } });
+    expect(decide(taken, delivery([C], now), now)).toEqual(read(true, now + 3 * RULES.reads.refillMs));
     // A millisecond short: the read is left for the record (row 7), from the listings allowance.
-    expect(decide(none, { ...tight, deadline: tight.deadline - 1 }, now)).toEqual(record(true));
+    expect(decide(none, { ...tight, deadline: tight.deadline - 1 }, now)).toEqual(record(true, now));
   });
 
   it('waits out the pause after Svix failed, free read or not', () => {
     const failed = known({ history: ROTATED, failures: 3, failedAt: now - 100 });
-    expect(decide(failed, delivery([A, C], now), now)).toEqual(wait(now - 100 + 4 * RULES.pauseMs));
-    expect(decide({ ...failed, failedAt: now - 4 * RULES.pauseMs }, delivery([A, C], now), now)).toEqual(read(false));
+    expect(decide(failed, delivery([A, C], now), now)).toEqual(read(false, now - 100 + 4 * RULES.pauseMs));
+    expect(decide({ ...failed, failedAt: now - 4 * RULES.pauseMs }, delivery([A, C], now), now)).toEqual(
+      read(false, now),
+    );
   });
 
   it('does not read for a delivery every signature of which a replaced secret made', () => {
@@ -276,9 +289,9 @@ describe('row 5: a signature no known secret made, no read since it arrived', ()
       history: ROTATED,
       allowance: { reads: { calls: 0, at: now }, listings: { calls: 0, at: now } },
     });
-    expect(decide(spent, delivery([A], now), now)).toEqual(record(false));
+    expect(decide(spent, delivery([A], now), now)).toEqual(record(false, now));
     // Two signatures, one from A: the other is unknown, so it is read for (free).
-    expect(decide(spent, delivery([A], now, { signatures: 2 }), now)).toEqual(read(false));
+    expect(decide(spent, delivery([A], now, { signatures: 2 }), now)).toEqual(read(false, now));
   });
 });
 
@@ -287,33 +300,63 @@ describe('row 6: signed with a replaced secret, or its window’s record has ans
   const spent = { reads: { calls: 0, at: now }, listings: { calls: 0, at: now } };
 
   it('asks the record, free, however spent the allowance', () => {
-    expect(decide(known({ history: ROTATED, allowance: spent }), delivery([A], now), now)).toEqual(record(false));
+    expect(decide(known({ history: ROTATED, allowance: spent }), delivery([A], now), now)).toEqual(record(false, now));
     // Settled junk whose window the record has answered: free too.
     const answered = known({ readAt: now, allowance: spent, records: () => 'answered' });
-    expect(decide(answered, delivery([C], now), now)).toEqual(record(false));
+    expect(decide(answered, delivery([C], now), now)).toEqual(record(false, now));
   });
 
   it('an answered record does not stand in for row 5: an unsettled delivery reads first', () => {
     const answered = known({ records: () => 'answered' });
-    expect(decide(answered, delivery([C], now), now)).toEqual(read(true));
+    expect(decide(answered, delivery([C], now), now)).toEqual(read(true, now));
   });
 
-  it('waits for a listing of its window under way until the deadline, then could not be checked', () => {
-    const underWay = known({ history: ROTATED, records: () => 'under-way' });
+  it('waits for a listing of its window under way that starts no later than one of its own could', () => {
     const signed = delivery([A], now);
-    expect(decide(underWay, signed, now)).toEqual(wait(signed.deadline));
-    expect(decide(underWay, signed, signed.deadline - 1)).toEqual(wait(signed.deadline));
-    expect(decide(underWay, signed, signed.deadline)).toEqual(HALT_UNCHECKED);
-    expect(decide({ ...underWay, failures: 1 }, signed, signed.deadline)).toEqual(ERROR_UNCHECKED);
+    const underWay = (at: number) => known({ history: ROTATED, records: () => at });
+    expect(decide(underWay(now - 1_000), signed, now)).toEqual(record(false, now - 1_000));
+    expect(decide(underWay(now), signed, now)).toEqual(record(false, now));
+    // Free, and one waiting for the allowance's call: a listing of its own now (it replaces the one waiting).
+    expect(decide(underWay(now + 1), signed, now)).toEqual(record(false, now));
+    // Charged: it waits for the one due before its own call of the allowance would be.
+    const junk = delivery([C], now);
+    const spent = { readAt: now, allowance: { ...full(now), listings: { calls: 0, at: now } } };
+    const slot = now + RULES.listings.refillMs;
+    expect(decide(known({ ...spent, records: () => slot - 1 }), junk, now)).toEqual(record(false, slot - 1));
+    expect(decide(known({ ...spent, records: () => slot }), junk, now)).toEqual(record(false, slot));
+    expect(decide(known({ ...spent, records: () => slot + 1 }), junk, now)).toEqual(record(true, slot));
+  });
+
+  it('makes a listing Svix failed again after the pause, outside the allowance (it took its call)', () => {
+    const junk = delivery([C], now);
+    const failed = known({
+      readAt: now,
+      failures: 1,
+      failedAt: now,
+      allowance: { ...full(now), listings: { calls: -5, at: now } },
+      records: () => 'failed',
+    });
+    expect(decide(failed, junk, now)).toEqual(record(false, now + RULES.pauseMs));
+    const short = { ...junk, deadline: now + RULES.pauseMs + RULES.callMs - 1 };
+    expect(decide(failed, short, now)).toEqual(ERROR_UNCHECKED);
+  });
+
+  it('when the listing under way starts too late, junk takes a call of its own in time, else is not checked', () => {
+    const junk = delivery([C], now);
+    const late = { readAt: now, records: () => junk.deadline - RULES.callMs + 1 };
+    expect(decide(known(late), junk, now)).toEqual(record(true, now));
+    const spent = known({ ...late, allowance: { ...full(now), listings: { calls: -20, at: now } } });
+    expect(decide(spent, junk, now)).toEqual(HALT_UNCHECKED);
+    expect(decide({ ...spent, failures: 1, failedAt: now - 5_000 }, junk, now)).toEqual(ERROR_UNCHECKED);
   });
 
   it('a free listing still needs the time for it, and waits out a pause', () => {
     const state = known({ history: ROTATED });
     const at = (deadline: number) => decide(state, delivery([A], now, { deadline }), now);
-    expect(at(now + RULES.callMs)).toEqual(record(false));
+    expect(at(now + RULES.callMs)).toEqual(record(false, now));
     expect(at(now + RULES.callMs - 1)).toEqual(HALT_UNCHECKED);
     const failed = known({ history: ROTATED, failures: 1, failedAt: now });
-    expect(decide(failed, delivery([A], now), now)).toEqual(wait(now + RULES.pauseMs));
+    expect(decide(failed, delivery([A], now), now)).toEqual(record(false, now + RULES.pauseMs));
   });
 });
 
@@ -323,17 +366,17 @@ describe('row 7: no known secret signed it, otherwise', () => {
   const settled = (changes: Partial<Known> = {}) => known({ readAt: now, ...changes });
 
   it('asks the record with a call of the listings allowance', () => {
-    expect(decide(settled(), delivery([C], now), now)).toEqual(record(true));
+    expect(decide(settled(), delivery([C], now), now)).toEqual(record(true, now));
     // Spent reads do not stop a listing.
     expect(
       decide(settled({ allowance: { ...full(now), reads: { calls: -3, at: now } } }), delivery([C], now), now),
-    ).toEqual(record(true));
+    ).toEqual(record(true, now));
   });
 
-  it('waits for a call of the allowance while a listing fits before the deadline, else halts', () => {
+  it('takes the allowance’s next call while a listing fits before the deadline, else halts', () => {
     const none = settled({ allowance: { ...full(now), listings: { calls: 0, at: now } } });
     const deadline = now + RULES.listings.refillMs + RULES.callMs;
-    expect(decide(none, delivery([C], now, { deadline }), now)).toEqual(wait(now + RULES.listings.refillMs));
+    expect(decide(none, delivery([C], now, { deadline }), now)).toEqual(record(true, now + RULES.listings.refillMs));
     expect(decide(none, delivery([C], now, { deadline: deadline - 1 }), now)).toEqual(HALT_UNCHECKED);
   });
 
@@ -344,12 +387,12 @@ describe('row 7: no known secret signed it, otherwise', () => {
       allowance: { ...full(now), listings: { calls: 0, at: now } },
     });
     const deadline = now + RULES.listings.refillMs + RULES.callMs;
-    expect(decide(failed, delivery([C], now, { deadline }), now)).toEqual(wait(now + RULES.listings.refillMs));
+    expect(decide(failed, delivery([C], now, { deadline }), now)).toEqual(record(true, now + RULES.listings.refillMs));
     expect(decide(failed, delivery([C], now, { deadline: deadline - 1 }), now)).toEqual(ERROR_UNCHECKED);
     // The pause alone: with calls left, a pause that leaves no time is an error too.
     const paused = settled({ failures: 4, failedAt: now });
     expect(decide(paused, delivery([C], now, { deadline: now + RULES.maxPauseMs + RULES.callMs }), now)).toEqual(
-      wait(now + RULES.maxPauseMs),
+      record(true, now + RULES.maxPauseMs),
     );
     expect(decide(paused, delivery([C], now, { deadline: now + RULES.maxPauseMs + RULES.callMs - 1 }), now)).toEqual(
       ERROR_UNCHECKED,
@@ -361,7 +404,7 @@ describe('row 7: no known secret signed it, otherwise', () => {
     const short = delivery([C], now, { deadline: now + RULES.callMs + RULES.reads.refillMs - 1 });
     expect(decide(spent, short, now)).toEqual(HALT_UNCHECKED);
     const listingsLeft = known({ allowance: { ...full(now), reads: { calls: 0, at: now } } });
-    expect(decide(listingsLeft, short, now)).toEqual(record(true));
+    expect(decide(listingsLeft, short, now)).toEqual(record(true, now));
   });
 });
 
@@ -371,20 +414,20 @@ describe('the pause after Svix failed', () => {
     // A listing for a delivery a replaced secret signed: free, so only the pause holds it back.
     const pausedFor = (failures: number) =>
       decide(known({ history: ROTATED, failures, failedAt: now }), delivery([A], now), now);
-    expect(pausedFor(0)).toEqual(record(false));
-    expect(pausedFor(1)).toEqual(wait(now + 250));
-    expect(pausedFor(2)).toEqual(wait(now + 500));
-    expect(pausedFor(3)).toEqual(wait(now + 1_000));
-    expect(pausedFor(4)).toEqual(wait(now + 2_000));
-    expect(pausedFor(5)).toEqual(wait(now + 2_000));
-    expect(pausedFor(30)).toEqual(wait(now + 2_000));
+    expect(pausedFor(0)).toEqual(record(false, now));
+    expect(pausedFor(1)).toEqual(record(false, now + 250));
+    expect(pausedFor(2)).toEqual(record(false, now + 500));
+    expect(pausedFor(3)).toEqual(record(false, now + 1_000));
+    expect(pausedFor(4)).toEqual(record(false, now + 2_000));
+    expect(pausedFor(5)).toEqual(record(false, now + 2_000));
+    expect(pausedFor(30)).toEqual(record(false, now + 2_000));
   });
 
   it('counts from the failure: once it has passed, the call starts', () => {
     const now = T + 2_000;
     const state = known({ history: ROTATED, failures: 2, failedAt: now - 500 });
-    expect(decide(state, delivery([A], now), now)).toEqual(record(false));
-    expect(decide(state, delivery([A], now), now - 1)).toEqual(wait(now));
+    expect(decide(state, delivery([A], now), now)).toEqual(record(false, now));
+    expect(decide(state, delivery([A], now), now - 1)).toEqual(record(false, now));
   });
 });
 
@@ -422,13 +465,18 @@ const stateArbitrary = fc
     lookFailedAgo: fc.oneof(fc.constant(Infinity), fc.nat({ max: 10_000 })),
     readAgo: fc.oneof(fc.constant(Infinity), fc.nat({ max: 1_200_000 })),
     unshared: fc.boolean(),
-    reading: fc.boolean(),
+    reading: fc.option(fc.integer({ min: -5_000, max: 30_000 }), { nil: undefined }),
     failures: fc.nat({ max: 6 }),
     failedAgo: fc.nat({ max: 3_000 }),
     svixAhead: fc.oneof(fc.constant(NEVER), fc.integer({ min: -600_000, max: 600_000 })),
     reads_: fc.double({ min: -2, max: RULES.reads.burst, noNaN: true }),
     listings: fc.double({ min: -2, max: RULES.listings.burst, noNaN: true }),
-    records: fc.constantFrom<ReturnType<Known['records']>>('none', 'answered', 'under-way'),
+    records: fc.option(
+      fc.oneof(fc.constantFrom<'answered' | 'failed'>('answered', 'failed'), fc.integer({ min: -5_000, max: 30_000 })),
+      {
+        nil: undefined,
+      },
+    ),
     wait: fc.nat({ max: 1_500_000 }),
   })
   .map((drawn) => {
@@ -442,12 +490,12 @@ const stateArbitrary = fc
       lookFailedAt: now - drawn.lookFailedAgo,
       unshared: drawn.unshared,
       readAt: now - drawn.readAgo,
-      reading: drawn.reading,
+      reading: drawn.reading === undefined ? undefined : now + drawn.reading,
       failures: drawn.failures,
       failedAt: drawn.failures === 0 ? NEVER : now - drawn.failedAgo,
       svixAhead: drawn.svixAhead,
       allowance: { reads: { calls: drawn.reads_, at: now }, listings: { calls: drawn.listings, at: now } },
-      records: () => drawn.records,
+      records: () => (typeof drawn.records === 'number' ? now + drawn.records : drawn.records),
     };
     return { state, now };
   });
@@ -500,7 +548,7 @@ describe('properties of decide, for any state and delivery', () => {
       fc.property(situation, ({ state, now, signed }) => {
         const current = currentOf(state.history);
         if (!current || !signed.signedWith(current.secret)) return;
-        expect(['run', 'look', 'read', 'wait']).toContain(decide(state, signed, now).kind);
+        expect(['run', 'look', 'read']).toContain(decide(state, signed, now).kind);
       }),
       { ...SEED, numRuns: 1_000 },
     );
@@ -519,24 +567,22 @@ describe('properties of decide, for any state and delivery', () => {
     );
   });
 
-  it('starts a call only with a call of its allowance in hand, after the pause, with 3 s before the deadline', () => {
+  it('a call starts (or is waited for) from now, 3 s before the deadline, after the pause, with a call of its allowance', () => {
     fc.assert(
       fc.property(situation, ({ state, now, signed }) => {
         const step = decide(state, signed, now);
-        if (step.kind === 'wait') {
-          // Always later, so the shell that waits makes progress; never past the deadline.
-          expect(step.until).toBeGreaterThan(now);
-          expect(step.until).toBeLessThanOrEqual(signed.deadline);
-        }
-        // A read under way is joined, not started; an answered record costs no call.
-        const starts =
-          (step.kind === 'read' && !state.reading) || (step.kind === 'record' && state.records(signed) === 'none');
-        if (!starts) return;
-        expect(now + RULES.callMs).toBeLessThanOrEqual(signed.deadline);
-        if (state.failures > 0) expect(now).toBeGreaterThanOrEqual(state.failedAt + pauseAfter(state.failures));
+        if (step.kind !== 'read' && step.kind !== 'record') return;
+        const under = step.kind === 'read' ? state.reading : state.records(signed);
+        // An answered record costs no call; one under way is waited for only if it starts in the delivery's time.
+        if (under === 'answered') return expect(step).toEqual({ kind: 'record', charged: false, at: now });
+        expect(step.at + RULES.callMs).toBeLessThanOrEqual(signed.deadline);
+        if (step.at === under) return expect(step.charged).toBe(false);
+        expect(step.at).toBeGreaterThanOrEqual(now);
+        if (step.kind === 'read') expect(state.reading).toBeUndefined();
+        if (state.failures > 0) expect(step.at).toBeGreaterThanOrEqual(state.failedAt + pauseAfter(state.failures));
         if (step.charged) {
           const kind: Kind = step.kind === 'read' ? 'reads' : 'listings';
-          expect(callsLeft(kind, state.allowance[kind], now)).toBeGreaterThanOrEqual(1);
+          expect(callsLeft(kind, state.allowance[kind], step.at)).toBeGreaterThanOrEqual(1 - 1e-9);
         }
       }),
       { ...SEED, numRuns: 2_000 },
@@ -589,32 +635,33 @@ const play = ({ deliveries, calls }: Drawn<typeof traffic>) => {
       state.lookedAt = now;
       return again(now);
     }
-    if (next.kind === 'wait') return again(next.until);
-    if (next.kind === 'read' && state.reading) return again(readEnds);
+    if (next.kind === 'read' && state.reading !== undefined) return again(readEnds);
     if (next.kind === 'read' || next.kind === 'record') {
       const kind: Kind = next.kind === 'read' ? 'reads' : 'listings';
+      // The call is the delivery's from now (charged now, for its time), and starts at its time.
+      const at = next.at;
       if (next.charged) {
-        expect(callsLeft(kind, state.allowance[kind], now)).toBeGreaterThanOrEqual(1 - 1e-9);
-        state.allowance[kind] = spend(kind, state.allowance[kind], now);
-        spends[kind].push(now);
+        expect(callsLeft(kind, state.allowance[kind], at)).toBeGreaterThanOrEqual(1 - 1e-9);
+        state.allowance[kind] = spend(kind, state.allowance[kind], at);
+        spends[kind].push(at);
       }
-      started.push({ at: now, deadline: signed.deadline });
+      started.push({ at, deadline: signed.deadline });
       const { ms, fails } = nextCall();
       const failed = fails === 0;
       if (next.kind === 'read') {
-        state.reading = true;
-        readEnds = now + ms;
+        state.reading = at;
+        readEnds = at + ms;
         later(readEnds, (end) => {
-          state.reading = false;
+          state.reading = undefined;
           answered(failed, end);
           if (!failed) {
-            state.readAt = now;
-            state.history = observeRead(state.history, B, now);
+            state.readAt = at;
+            state.history = observeRead(state.history, B, at);
           }
         });
         return again(readEnds);
       }
-      return later(now + ms, (end) => {
+      return later(at + ms, (end) => {
         answered(failed, end);
         if (failed) again(end);
         else outcomes.push({ junk: signed.signedWith(C), kind: 'record' });
@@ -639,7 +686,7 @@ describe('the allowance, over any traffic decide paces', () => {
       fc.property(traffic, (drawn) => {
         const { spends, started } = play(drawn);
         for (const kind of ['reads', 'listings'] as const) {
-          const times = spends[kind];
+          const times = [...spends[kind]].sort((a, b) => a - b);
           for (let first = 0; first < times.length; first += 1) {
             for (let last = first; last < times.length; last += 1) {
               const span = (times[last] ?? 0) - (times[first] ?? 0);
@@ -699,7 +746,7 @@ describe('revocation across processes (docs/guarantees.md, "What follows")', () 
     for (const shared of [merge(p, q), merge(q, p)]) {
       expect(currentOf(shared)?.secret).toBe(B);
       const now = T + 61_000;
-      expect(decide(known({ history: shared, lookedAt: now }), delivery([A], now), now)).toEqual(record(false));
+      expect(decide(known({ history: shared, lookedAt: now }), delivery([A], now), now)).toEqual(record(false, now));
     }
   });
 });
