@@ -27,10 +27,11 @@ export const RULES = {
 };
 
 /**
- * What this process knows of one endpoint: the secrets' history; its last look at z.cache (and
- * failed one), and whether z.cache lacks what it knows; the last answered read of the secret, and
- * one under way; Svix's failures in a row; how far Svix's clock is ahead at least (as deliveries
- * the current secret signed show); the allowances; and what Svix's record has answered.
+ * What this process knows of one endpoint: the secrets' history; its last look at z.cache (and failed one),
+ * and whether z.cache lacks what it knows; the last answered read of the secret, and when the one under way
+ * starts; Svix's failures in a row; how far Svix's clock is ahead at least (as deliveries the current secret
+ * signed show); the allowances; and for a delivery, whether Svix's record has answered, or failed the last
+ * listing of its window, or when the one under way starts.
  */
 export interface Known {
   history: SecretHistory;
@@ -38,13 +39,11 @@ export interface Known {
   lookFailedAt: number;
   unshared: boolean;
   readAt: number;
-  /** When the read under way starts (it may wait for its call), if one is. */
   reading: number | undefined;
   failures: number;
   failedAt: number;
   svixAhead: number;
   allowance: { reads: Allowance; listings: Allowance };
-  /** The record has answered for the delivery, or Svix failed its window's last listing; or when one under way starts. */
   records: (delivery: Delivery) => 'answered' | 'failed' | number | undefined;
 }
 
@@ -65,10 +64,7 @@ export type Kind = keyof Known['allowance'];
 
 export type Step =
   | { kind: 'run' | 'look' }
-  /**
-   * Read the secret, or list the record's window, from `at` (the allowance's next call, or the end of the pause
-   * after Svix failed), or wait for the one under way; `charged` takes a call of the allowance when it is made.
-   */
+  /** Read the secret, or list the record's window, from `at`, or wait for the one under way; `charged`: of the allowance. */
   | { kind: 'read' | 'record'; charged: boolean; at: number }
   | { kind: 'halt'; why: 'not-a-svix-id' | 'unchecked-signature' }
   | { kind: 'error'; why: 'unchecked-signature' };

@@ -140,10 +140,7 @@ const read = (endpoint: Endpoint, { charged, at }: Call): Promise<void> => {
     state.unshared ||= lacks(before, state.history);
     for (let wait = 0; state.unshared && wait <= 1_500; wait = 2 * wait + 100)
       await clock.sleep(wait).then(() => look(endpoint));
-  })().finally(() => {
-    state.reader = undefined;
-    state.reading = undefined;
-  });
+  })().finally(() => Object.assign(state, { reader: undefined, reading: undefined }));
   return state.reader;
 };
 
@@ -152,9 +149,8 @@ const record = async (endpoint: Endpoint, delivery: Delivery, { charged, at }: C
   const { z, caller, subscription, state } = endpoint;
   const pay = () =>
     charged && (state.allowance.listings = spend('listings', state.allowance.listings, Math.max(at, clock.now())));
-  const guard = <T>(call: (note: (failure: Failure) => Failure) => Promise<T>) => svixCall(state, call);
-  const on = { endpoint: subscription, windows: state.windows, clockAllowanceMs: RULES.clockAllowanceMs, at };
-  const answer = await providerRecord().check(z, delivery, { ...on, caller, pay, guard });
+  const on = { endpoint: subscription, windows: state.windows, clockAllowanceMs: RULES.clockAllowanceMs, at, pay };
+  const answer = await providerRecord().check(z, delivery, { ...on, caller, guard: (call) => svixCall(state, call) });
   return answer && { kind: 'confirmed', event: answer.event };
 };
 
