@@ -111,22 +111,20 @@ const listWindow = async (
 };
 
 /**
- * Whether a listing answers for a delivery of `messageId` that arrived at
- * `arrivedAt`: it has the message, or it read the whole window and began
- * after the delivery arrived (a genuine message was made before it was
- * delivered, so it would be there) or after no message of the window can
- * still be made, whatever Svix's clock.
+ * Whether a listing answers for a delivery of a message made at `createdAt`
+ * (Svix's clock) that arrived at `arrivedAt`: it has the message, or it read
+ * the whole window and began after the delivery arrived (a genuine message
+ * was made before it was delivered, so it would be there) or after the
+ * message was made, Svix's clock being at least `svixAhead` ahead of this
+ * side's, with a second's margin.
  */
 const answers = (
   listing: Listing,
-  window: number,
-  messageId: string,
-  arrivedAt: number,
-  clockAllowanceMs: number,
+  { id, createdAt, arrivedAt }: { id: string; createdAt: number; arrivedAt: number },
+  svixAhead: number,
 ): boolean =>
-  listing.messages.has(messageId) ||
-  (listing.complete &&
-    (listing.startedAt >= arrivedAt || listing.startedAt > window + WINDOW_MS + MARGIN_MS + clockAllowanceMs));
+  listing.messages.has(id) ||
+  (listing.complete && (listing.startedAt >= arrivedAt || listing.startedAt > createdAt + MARGIN_MS - svixAhead));
 
 /**
  * What the record says of the delivery: the event (its payload as Svix keeps
@@ -163,7 +161,7 @@ export type Windows = Map<number, Window>;
 export const status = (
   windows: Windows,
   delivery: { id: string; arrivedAt: number },
-  clockAllowanceMs: number,
+  svixAhead: number,
 ): 'answered' | 'failed' | number | undefined => {
   const createdAt = timeOfProviderId(delivery.id);
   // An id that carries no time is refused without a call.
@@ -172,7 +170,7 @@ export const status = (
   const window = windows.get(start);
   if (window?.pending) return window.startsAt;
   const { listing } = window ?? {};
-  if (listing && answers(listing, start, delivery.id, delivery.arrivedAt, clockAllowanceMs)) return 'answered';
+  if (listing && answers(listing, { ...delivery, createdAt }, svixAhead)) return 'answered';
   return window?.unanswered ? 'failed' : undefined;
 };
 
@@ -189,17 +187,17 @@ export const check = async (
   on: {
     endpoint: { id: string; checkedAt?: number };
     windows: Windows;
-    clockAllowanceMs: number;
+    svixAhead: number;
     caller: () => Caller;
     at: number;
     pay: () => void;
     guard: (call: (note: (failure: Failure) => Failure) => Promise<Listing>) => Promise<Listing | undefined>;
   },
 ): Promise<{ event: unknown } | undefined> => {
-  const { windows, clockAllowanceMs, at } = on;
+  const { windows, svixAhead, at } = on;
   const start = windowOf(z, on.endpoint, delivery.id);
   let window = windows.get(start);
-  if (status(windows, delivery, clockAllowanceMs) !== 'answered' && (!window?.pending || at < window.startsAt)) {
+  if (status(windows, delivery, svixAhead) !== 'answered' && (!window?.pending || at < window.startsAt)) {
     const next: Window = { startsAt: at };
     on.pay();
     next.pending = clock
@@ -219,6 +217,6 @@ export const check = async (
   await window?.pending;
   // Not a failure of a moment (those are retried): a refusal, such as a key that may not list messages.
   if (window?.failed) throw window.failed.error;
-  if (status(windows, delivery, clockAllowanceMs) !== 'answered' || !window?.listing) return undefined;
+  if (status(windows, delivery, svixAhead) !== 'answered' || !window?.listing) return undefined;
   return { event: confirmed(z, window.listing, delivery.id) };
 };

@@ -58,7 +58,6 @@ export interface Delivery {
   looked: boolean;
 }
 
-/** Calls of an allowance left as of `at`. */
 export type Allowance = { calls: number; at: number };
 export type Kind = keyof Known['allowance'];
 
@@ -68,6 +67,9 @@ export type Step =
   | { kind: 'read' | 'record'; charged: boolean; at: number }
   | { kind: 'halt'; why: 'not-a-svix-id' | 'unchecked-signature' }
   | { kind: 'error'; why: 'unchecked-signature' };
+
+/** How far Svix's clock is ahead at least: as runs showed, else as far behind as a signature allows. */
+export const svixAhead = ({ svixAhead: ahead }: Known) => Math.max(ahead, -RULES.clockAllowanceMs);
 
 /** Calls of an allowance left at `now` (fractional while it refills). */
 export const callsLeft = (kind: Kind, { calls, at }: Allowance, now: number): number =>
@@ -81,10 +83,7 @@ const pausedUntil = (known: Known): number =>
     ? -Infinity
     : known.failedAt + Math.min(RULES.maxPauseMs, RULES.pauseMs * 2 ** (known.failures - 1));
 
-/**
- * A call from when it may start: at once, after the pause, or (charged) at the allowance's next call, which goes
- * to the delivery that asks first; none when it cannot start in the delivery's time.
- */
+/** A call from when it may start: now, after the pause, or (charged) at the allowance's next call; none if too late. */
 const call = (known: Known, delivery: Delivery, now: number, kind: 'read' | 'record', charged: boolean) => {
   const allowance: Kind = kind === 'read' ? 'reads' : 'listings';
   const left = callsLeft(allowance, known.allowance[allowance], now);
@@ -124,8 +123,7 @@ export const decide = (known: Known, delivery: Delivery, now: number): Step => {
   const replaced = known.history.secrets.filter((old) => old.until !== undefined && delivery.signedWith(old.secret));
   const free = replaced.length > 0;
   // Settled by a read that began after it arrived, or after it was signed (Svix's clock as far ahead as it may be).
-  const ahead = Math.max(known.svixAhead, -RULES.clockAllowanceMs);
-  const settled = known.readAt >= delivery.arrivedAt || known.readAt > delivery.signedAt + 1_000 - ahead;
+  const settled = known.readAt >= delivery.arrivedAt || known.readAt > delivery.signedAt + 1_000 - svixAhead(known);
   const unchecked: Step =
     known.failures > 0 ? { kind: 'error', why: 'unchecked-signature' } : { kind: 'halt', why: 'unchecked-signature' };
   // Row 5: a signature no known secret made, maybe a newer secret's: a read first, shared by all that wait for it.

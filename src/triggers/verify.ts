@@ -9,7 +9,7 @@ import { cacheGet, cacheSet } from './cache';
 import { CLAIM_TTL_SECONDS } from './claim';
 import { couldNotCheck, refuse, type SubscribeData } from './delivery';
 import type * as ProviderRecord from './record';
-import { decide, spend, RULES, type Delivery, type Known, type Step } from './rules';
+import { decide, spend, svixAhead, RULES, type Delivery, type Known, type Step } from './rules';
 import { lacks, merge, observeRead, SecretHistory } from './secrets';
 
 /** The shell around rules.ts: it performs the steps the rules return, keeping what this process knows. */
@@ -54,7 +54,7 @@ const stateOf = ({ connection, id, secret, checkedAt = 0 }: Subscription): State
     ...{ failures: 0, unshared: false, reading: undefined },
     allowance: { reads: { calls: RULES.reads.burst, at: 0 }, listings: { calls: RULES.listings.burst, at: 0 } },
     windows: new Map(),
-    records: (delivery) => providerRecord().status(state.windows, delivery, RULES.clockAllowanceMs),
+    records: (delivery) => providerRecord().status(state.windows, delivery, svixAhead(state)),
   };
   memory.set(key, state);
   return state;
@@ -149,7 +149,7 @@ const record = async (endpoint: Endpoint, delivery: Delivery, { charged, at }: C
   const { z, caller, subscription, state } = endpoint;
   const pay = () =>
     charged && (state.allowance.listings = spend('listings', state.allowance.listings, Math.max(at, clock.now())));
-  const on = { endpoint: subscription, windows: state.windows, clockAllowanceMs: RULES.clockAllowanceMs, at, pay };
+  const on = { endpoint: subscription, windows: state.windows, svixAhead: svixAhead(state), at, pay };
   const answer = await providerRecord().check(z, delivery, { ...on, caller, guard: (call) => svixCall(state, call) });
   return answer && { kind: 'confirmed', event: answer.event };
 };
