@@ -1,4 +1,5 @@
 import type { Bundle, ZObject } from 'zapier-platform-core';
+import { checkAccess } from './provider/access';
 import { getApplication } from './provider/api';
 import { callerOf } from './provider/request';
 
@@ -17,7 +18,10 @@ export interface ConnectionTestResult {
 
 export const testConnection = async (z: ZObject, bundle: Bundle): Promise<ConnectionTestResult> => {
   // callerOf refuses a malformed app id or an unsafe server URL before any request.
-  const app = await getApplication(callerOf(z, bundle, 'zap-editor'));
+  const caller = callerOf(z, bundle, 'zap-editor');
+  const app = await getApplication(caller);
+  // What turning a Zap on and running it will need: said now, not weeks later after a change of secret.
+  await checkAccess(caller);
   return { id: app.id, name: app.name };
 };
 

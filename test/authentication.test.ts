@@ -16,6 +16,18 @@ const application = {
   metadata: {},
 };
 
+/** What a key that may do all a Zap needs answers to the connection test's checks: each a read that changes nothing. */
+const mayDoAll = (scope: nock.Scope, eventType: 200 | 404 = 200): nock.Scope =>
+  scope
+    .get(`/api/v1/app/${APP_ID}/endpoint`)
+    .query({ limit: '1' })
+    .reply(200, { data: [], done: true, iterator: null })
+    .get(`/api/v1/app/${APP_ID}/msg`)
+    .query({ limit: '1', event_types: 'AUCTION_STATUS_CHANGE' })
+    .reply(200, { data: [], done: true, iterator: null })
+    .get('/api/v1/event-type/AUCTION_STATUS_CHANGE')
+    .reply(eventType, eventType === 200 ? { name: 'AUCTION_STATUS_CHANGE' } : { code: 'not_found', detail: 'x' });
+
 describe('authentication', () => {
   it('has exactly the three documented fields', () => {
     expect(authentication.fields.map((field) => [field.key, field.type, field.required])).toEqual([
@@ -40,6 +52,7 @@ describe('authentication', () => {
     })
       .get(`/api/v1/app/${APP_ID}`)
       .reply(200, application);
+    mayDoAll(scope);
     await expect(appTester(test, { authData })).resolves.toEqual({ id: APP_ID, name: 'Acme Auctions' });
     scope.done();
   });
@@ -50,13 +63,13 @@ describe('authentication', () => {
   });
 
   it('uses the regional server named by the key suffix', async () => {
-    const scope = nock('https://api.eu.svix.com').get(`/api/v1/app/${APP_ID}`).reply(200, application);
+    const scope = mayDoAll(nock('https://api.eu.svix.com').get(`/api/v1/app/${APP_ID}`).reply(200, application));
     await appTester(test, { authData: { apiKey: EU_API_KEY, appId: APP_ID } });
     scope.done();
   });
 
   it('lets an explicit server URL win over the region', async () => {
-    const scope = nock('https://webhooks.example.test').get(`/api/v1/app/${APP_ID}`).reply(200, application);
+    const scope = mayDoAll(nock('https://webhooks.example.test').get(`/api/v1/app/${APP_ID}`).reply(200, application));
     await appTester(test, {
       authData: { apiKey: EU_API_KEY, appId: APP_ID, serverUrl: 'https://webhooks.example.test/' },
     });
@@ -64,7 +77,7 @@ describe('authentication', () => {
   });
 
   it('allows plain http only on a loopback host', async () => {
-    const scope = nock('http://127.0.0.1:8071').get(`/api/v1/app/${APP_ID}`).reply(200, application);
+    const scope = mayDoAll(nock('http://127.0.0.1:8071').get(`/api/v1/app/${APP_ID}`).reply(200, application));
     await appTester(test, { authData: { ...authData, serverUrl: 'http://127.0.0.1:8071' } });
     scope.done();
     const refused = await failure(appTester(test, { authData: { ...authData, serverUrl: 'http://api.svix.com' } }));
@@ -103,5 +116,50 @@ describe('authentication', () => {
     const [key, appId] = authentication.fields;
     expect(key?.helpText).toMatch(/\(https:\/\/[^)]+\)/);
     expect(appId?.helpText).toMatch(/\(https:\/\/[^)]+\)/);
+  });
+
+  describe('checks what a Zap will need, and names what the key may not do', () => {
+    const refusedAt = async (path: string, status: 401 | 403) => {
+      const app = nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application);
+      const answers: Record<string, [number, object]> = {
+        [`/api/v1/app/${APP_ID}/endpoint`]: [200, { data: [], done: true, iterator: null }],
+        [`/api/v1/app/${APP_ID}/msg`]: [200, { data: [], done: true, iterator: null }],
+        '/api/v1/event-type/AUCTION_STATUS_CHANGE': [200, { name: 'AUCTION_STATUS_CHANGE' }],
+        [path]: [status, { code: 'forbidden', detail: `not for ${API_KEY}` }],
+      };
+      for (const [at, [code, body]] of Object.entries(answers)) app.get(at).query(true).reply(code, body);
+      const refused = await failure(appTester(test, { authData }));
+      expect(refused.message).not.toContain(API_KEY);
+      app.done();
+      return refused.message;
+    };
+
+    it.each([401, 403] as const)('refuses a key that may read the app but not its messages (%d)', async (status) => {
+      const message = await refusedAt(`/api/v1/app/${APP_ID}/msg`, status);
+      expect(message).toMatch(/does not let it read the Consumer App's messages/);
+      expect(message).toMatch(/confirm an auction event after the endpoint's signing secret changes/);
+      expect(message).toMatch(/Reconnect with an API Access Key/);
+    });
+
+    it('refuses a key that may not read the endpoints, or the event types, naming which', async () => {
+      expect(await refusedAt(`/api/v1/app/${APP_ID}/endpoint`, 403)).toMatch(/read the Consumer App's endpoints/);
+      expect(await refusedAt('/api/v1/event-type/AUCTION_STATUS_CHANGE', 403)).toMatch(/read event types/);
+    });
+
+    it('passes an API Access Key when the event type is missing (turning a Zap on registers it)', async () => {
+      const scope = mayDoAll(nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application), 404);
+      await expect(appTester(test, { authData })).resolves.toEqual({ id: APP_ID, name: 'Acme Auctions' });
+      scope.done();
+    });
+
+    it('refuses an integration key when the event type is missing: it may not register it, so says whom to ask', async () => {
+      const key = 'integsk_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9';
+      const scope = mayDoAll(nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application), 404);
+      const refused = await failure(appTester(test, { authData: { ...authData, apiKey: key } }));
+      expect(refused.message).toMatch(/AUCTION_STATUS_CHANGE event type is not registered/);
+      expect(refused.message).toMatch(/Ask whoever set up your Consumer App/);
+      expect(refused.message).not.toContain(key);
+      scope.done();
+    });
   });
 });

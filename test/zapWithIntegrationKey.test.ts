@@ -129,4 +129,64 @@ describe('a Zap connected with an integration key', () => {
     expect(details.message).toMatch(/integration key works only in the Consumer App it was made for/);
     expect(details.message).not.toContain(first.key);
   });
+
+  describe('the connection test checks what a Zap will need', () => {
+    it("passes for the account's API Access Key and for the set-up's integration key", async () => {
+      const { appId, key } = await integrationKeyFor('Both Keys House');
+      for (const apiKey of [ACCOUNT_KEY, key]) {
+        await expect(invoker()('authentication.test', { authData: { apiKey, appId, serverUrl } })).resolves.toEqual(
+          expect.objectContaining({ id: appId, name: 'Both Keys House' }),
+        );
+      }
+    });
+
+    it('refuses, naming the permission, a key that can read the Consumer App but not its messages', async () => {
+      // This key's limits, as Svix would answer them: the app reads, its messages do not.
+      const limited = new ProviderEmulator({
+        apiKey: ACCOUNT_KEY,
+        fault: ({ method, path }) =>
+          method === 'GET' && path.endsWith('/msg')
+            ? { kind: 'reply', status: 403, body: JSON.stringify({ code: 'forbidden', detail: 'Not allowed.' }) }
+            : undefined,
+      });
+      const limitedUrl = await limited.start();
+      try {
+        const setup = await runSetup({
+          client: new ProviderClient({ baseUrl: limitedUrl, apiKey: ACCOUNT_KEY }),
+          appName: 'No Messages House',
+          integrationKey: 'ensure',
+        });
+        const made = setup.integrationKey;
+        if (made?.kind !== 'created') throw new Error('the set-up made no integration key');
+        const error = await invoker()('authentication.test', {
+          authData: { apiKey: made.key, appId: setup.appId, serverUrl: limitedUrl },
+        }).catch((caught: unknown) => caught);
+        const details = errorDetails(error);
+        expect(details.code).toBe('KeyMayNotDoThis');
+        expect(details.message).toMatch(
+          /can read your Consumer App, but Svix does not let it read the Consumer App's messages/,
+        );
+        expect(details.message).not.toContain(made.key);
+      } finally {
+        await limited.stop();
+      }
+    });
+
+    it('refuses an integration key when the event type is missing, saying whom to ask', async () => {
+      const created = await account.call({ method: 'POST', path: '/api/v1/app', body: { name: 'Bare' }, action: 'x' });
+      const appId = account.decode(ApplicationOut, created.body, 'x').id;
+      const outcome = await ensureIntegrationKey(account, appId, { rotate: false });
+      if (outcome.kind !== 'created') throw new Error('no integration key was made');
+      const error = await invoker()('authentication.test', {
+        authData: { apiKey: outcome.key, appId, serverUrl },
+      }).catch((caught: unknown) => caught);
+      expect(errorDetails(error).message).toMatch(
+        /event type is not registered .* Ask whoever set up your Consumer App/,
+      );
+      // The account's own key passes: turning a Zap on registers the event type.
+      await expect(
+        invoker()('authentication.test', { authData: { apiKey: ACCOUNT_KEY, appId, serverUrl } }),
+      ).resolves.toEqual(expect.objectContaining({ id: appId }));
+    });
+  });
 });
