@@ -1,0 +1,142 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { resolve } from 'node:path';
+import * as t from 'io-ts';
+import { isRight } from 'fp-ts/Either';
+import { main, type ContractIo } from '../../src/contract/cli';
+import { CONTRACT_APP_PREFIX, differences, type ContractRun } from '../../src/contract/run';
+import { unusedPort } from '../../src/sandbox/net';
+import { ProviderClient } from '../../src/setup/client';
+
+/**
+ * `npm run contract`: the same cases against the emulator (as CI runs them),
+ * against a Svix "account" reached over HTTP (here `npm start -- --serve`,
+ * standing in for one), and stopped half-way with Ctrl+C.
+ */
+
+const ROOT = resolve(__dirname, '../..');
+const SERVED_KEY = 'testsk_contract_served';
+const AppNames = t.type({ data: t.array(t.type({ name: t.string })) }, 'AppNames');
+
+const collecting = (env: NodeJS.ProcessEnv = {}) => {
+  const lines: string[] = [];
+  const io: ContractIo = { out: (line) => lines.push(line), err: (line) => lines.push(line), env };
+  return { io, lines };
+};
+
+/** `npm start -- --serve` on a free port, until stopped; its address. */
+const serve = async () => {
+  const port = await unusedPort();
+  const child = spawn('node', ['dist/sandbox/cli.js', '--serve', '--port', String(port), '--api-key', SERVED_KEY], {
+    cwd: ROOT,
+  });
+  let out = '';
+  await new Promise<void>((ready, failed) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      if (out.includes('Stop with Ctrl+C')) ready();
+    });
+    child.once('exit', () => failed(new Error(`the emulator exited: ${out}`)));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    /** The names of the Consumer Apps the served emulator holds. */
+    appNames: async (): Promise<string[]> => {
+      const client = new ProviderClient({ baseUrl: url, apiKey: SERVED_KEY });
+      const answer = await client.call({ method: 'GET', path: '/api/v1/app', query: { limit: '250' }, action: 'x' });
+      return client.decode(AppNames, answer.body, 'x').data.map((app) => app.name);
+    },
+    stop: async () => {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+};
+
+describe('npm run contract', () => {
+  it('passes against the emulator with no account, ending with the table of every call', async () => {
+    const { io, lines } = collecting();
+    expect(await main([], io)).toBe(0);
+    const out = lines.join('\n');
+    expect(out).toMatch(/against the emulator/);
+    expect(out).toMatch(/integration key: may read a message by id: yes/);
+    expect(out).toMatch(/integration key: may read the endpoint's secret: yes/);
+    expect(out).toMatch(/integration key: may list messages by time window: yes/);
+    expect(out).toMatch(/a message whose content was deleted: how Svix answers for it: answers 200 with payload/);
+    expect(out).toMatch(/read-after-create lag: a message by id: at once/);
+    expect(out).toMatch(/\| Call +\| Status \| Answer matches the contract +\| ms +\|/);
+    expect(out).toMatch(/\| GET \/api\/v1\/app\/\{app_id\}\/msg +\| 200 +\| ok \(ListResponse_MessageOut_\)/);
+    expect(out).toMatch(/\| DELETE \/api\/v1\/app\/\{app_id\} +\| 204/);
+    expect(out).not.toMatch(/MISMATCH|FAIL/);
+    expect(out).toMatch(/Contract suite passed\./);
+  }, 30_000);
+
+  it('--json prints the report as one JSON document', async () => {
+    const { io, lines } = collecting();
+    expect(await main(['--json'], io)).toBe(0);
+    expect(lines).toHaveLength(1);
+    const Report = t.type({ ok: t.boolean, runs: t.array(t.type({ calls: t.array(t.type({ call: t.string })) })) });
+    const report = Report.decode(JSON.parse(lines[0] ?? ''));
+    expect(isRight(report) && report.right.ok).toBe(true);
+    expect(isRight(report) && report.right.runs[0]?.calls.length).toBeGreaterThan(40);
+  }, 30_000);
+
+  it('runs against an account over HTTP (the served emulator, its key in SVIX_API_KEY), leaving no Consumer App', async () => {
+    const served = await serve();
+    try {
+      const before = await served.appNames();
+      const { io, lines } = collecting({ SVIX_API_KEY: SERVED_KEY, SVIX_SERVER_URL: served.url });
+      expect(await main([], io)).toBe(0);
+      const out = lines.join('\n');
+      expect(out).toContain(`against the Svix account at ${served.url}`);
+      expect(out).toMatch(/The same cases against the emulator/);
+      expect(out).not.toContain(SERVED_KEY);
+      expect(await served.appNames()).toEqual(before);
+    } finally {
+      await served.stop();
+    }
+  }, 60_000);
+
+  it('stopped with Ctrl+C half-way, deletes the Consumer App it made and exits 130', async () => {
+    const served = await serve();
+    try {
+      const child = spawn('node', ['dist/contract/cli.js'], {
+        cwd: ROOT,
+        env: { ...process.env, SVIX_API_KEY: SERVED_KEY, SVIX_SERVER_URL: served.url },
+      });
+      let out = '';
+      await new Promise<void>((started, failed) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString('utf8');
+          if (out.includes('created for this run')) started();
+        });
+        child.once('exit', () => failed(new Error(`the run ended before its Consumer App was made: ${out}`)));
+      });
+      expect((await served.appNames()).some((name) => name.startsWith(CONTRACT_APP_PREFIX))).toBe(true);
+      const exited = once(child, 'exit');
+      child.kill('SIGINT');
+      const [code] = await exited;
+      expect(code).toBe(130);
+      expect((await served.appNames()).filter((name) => name.startsWith(CONTRACT_APP_PREFIX))).toEqual([]);
+    } finally {
+      await served.stop();
+    }
+  }, 60_000);
+
+  it('fails where the account and the emulator answer an open question differently, naming both answers', () => {
+    const run = (findings: Record<string, string>): ContractRun => ({
+      target: 'account',
+      cases: [],
+      findings,
+      calls: [],
+      ok: true,
+    });
+    const question = 'integration key: may list messages by time window';
+    expect(differences(run({ [question]: 'no (refused the key)' }), run({ [question]: 'yes' }))).toEqual([
+      `${question}: the account answered "no (refused the key)", the emulator "yes"`,
+    ]);
+    expect(differences(run({ [question]: 'yes' }), run({ [question]: 'yes' }))).toEqual([]);
+  });
+});
