@@ -35,7 +35,18 @@ export const ROOT = resolve(__dirname, '../..');
 export const newStage = (): string => mkdtempSync(join(tmpdir(), 'auction-status-zapier-stage-'));
 
 /** What in dist/ is the project's own: its tools' folders and the build's records (scripts/build.mjs). */
-const TOOLS = ['sandbox', 'sim', 'setup', 'bench', 'docs', 'cli', 'package', 'contract', '.tsbuildinfo', '.build-stamp'];
+const TOOLS = [
+  'sandbox',
+  'sim',
+  'setup',
+  'bench',
+  'docs',
+  'cli',
+  'package',
+  'contract',
+  '.tsbuildinfo',
+  '.build-stamp',
+];
 
 export class PackageFailure extends Error {}
 
