@@ -18,18 +18,20 @@ import { halt, resendHint } from './delivery';
  * delivered body is never used.
  *
  * The record is read by window: a message id carries the time it was made,
- * and one call lists every message of a two-second window, so one call
- * answers for every delivery of that window (a queue of deliveries across a
- * rotation, or a burst of junk that claims the same moment).
+ * and one listing reads every message of a two-second window (a call per
+ * 250 messages), so one listing answers for every delivery of that window
+ * (a queue of deliveries across a rotation, or a burst of junk that claims
+ * the same moment).
  */
 
 /** The windows of message times that one listing covers, and the margin each side for the two clocks of an id. */
 export const WINDOW_MS = 2_000;
 const MARGIN_MS = 1_000;
-/** Pages of 250 read for one window at most: 1,000 events in four seconds. */
-const MAX_PAGES = 4;
-/** Windows kept in memory, per endpoint. */
+/** Pages of 250 read for one window at most: 10,000 events in four seconds. */
+const MAX_PAGES = 40;
+/** Windows kept in memory, per endpoint, and the messages their listings hold at most (the oldest windows go first). */
 const MAX_WINDOWS = 64;
+const MAX_KEPT = 20_000;
 
 /** One window's messages as a listing found them, and when that listing began (this side's clock). */
 export interface Listing {
@@ -84,15 +86,11 @@ export const windowOf = (z: ZObject, endpoint: { id: string; checkedAt?: number 
 /** The start of the window a message made at `createdAt` falls in. */
 const windowStart = (createdAt: number): number => Math.floor(createdAt / WINDOW_MS) * WINDOW_MS;
 
-/**
- * Every message of the window, a page at a time. `beforeCall` is told of
- * each call after the first (the allowance), `note` of a failure before it is reworded.
- */
+/** Every message of the window, a page at a time; `note` is told of a failure before it is reworded. */
 const listWindow = async (
   caller: Caller,
   window: number,
   messageId: string,
-  beforeCall: () => void,
   note: (failure: Failure) => Failure,
 ): Promise<Listing> => {
   const reword = (failure: Failure) => couldNotConfirm(messageId)(note(failure));
@@ -101,7 +99,6 @@ const listWindow = async (
   const range = { after: window - MARGIN_MS, before: window + WINDOW_MS + MARGIN_MS };
   let iterator: string | undefined;
   for (let page = 0; page < MAX_PAGES; page += 1) {
-    if (page > 0) beforeCall();
     const answer = await listMessagesBetween(caller, { ...range, ...(iterator ? { iterator } : {}) }, reword);
     for (const message of answer.data) messages.set(message.id, message);
     if (answer.done || !answer.iterator) return { startedAt, complete: true, messages };
@@ -154,6 +151,18 @@ type Window = {
 /** The windows of one endpoint's record that this process has listed, oldest first. */
 export type Windows = Map<number, Window>;
 
+/** Drops the oldest windows listed while their listings hold more than `max` messages, the newest aside. */
+export const trim = (windows: Windows, max = MAX_KEPT): void => {
+  let kept = 0;
+  for (const window of windows.values()) kept += window.listing?.messages.size ?? 0;
+  for (const [start, window] of [...windows].slice(0, -1)) {
+    if (kept <= max) return;
+    if (window.pending || !window.listing) continue;
+    kept -= window.listing.messages.size;
+    windows.delete(start);
+  }
+};
+
 /**
  * Whether the record has answered for a delivery, or Svix failed the last listing of its window; else when the
  * listing of its window under way starts, if one is.
@@ -177,9 +186,10 @@ export const status = (
 /**
  * The record's answer for a delivery: its event, a halt, or undefined while
  * the record has not answered for it (ask the rules again). One listing at a
- * time per window, from `at` (its call of the allowance, `pay`, taken now),
- * shared by every delivery it answers for; one that starts sooner replaces
- * one waiting for its call. `guard` is told of each failure.
+ * time per window, from `at` (its call of the allowance, `pay`, taken now:
+ * the allowance counts listings, each read whole however many pages it
+ * takes), shared by every delivery it answers for; one that starts sooner
+ * replaces one waiting for its call. `guard` is told of each failure.
  */
 export const check = async (
   z: ZObject,
@@ -203,11 +213,9 @@ export const check = async (
     next.pending = clock
       .sleep(Math.max(0, at - clock.now()))
       .then(() =>
-        windows.get(start) === next
-          ? on.guard((note) => listWindow(on.caller(), start, delivery.id, on.pay, note))
-          : undefined,
+        windows.get(start) === next ? on.guard((note) => listWindow(on.caller(), start, delivery.id, note)) : undefined,
       )
-      .then((listing) => void (listing ? (next.listing = listing) : (next.unanswered = true)))
+      .then((listing) => void (listing ? ((next.listing = listing), trim(windows)) : (next.unanswered = true)))
       .catch((error: unknown) => void ((next.failed = { error }), windows.get(start) === next && windows.delete(start)))
       .finally(() => (next.pending = undefined));
     windows.delete(start);

@@ -1,6 +1,6 @@
 import { encodeKsuidMs, timeOfProviderId } from '../../src/provider/ksuid';
 import type { MessageOut } from '../../src/provider/codecs';
-import { status, WINDOW_MS, type Listing, type Windows } from '../../src/triggers/record';
+import { status, trim, WINDOW_MS, type Listing, type Windows } from '../../src/triggers/record';
 
 /** A message id made at `at` (Svix's clock, ms), and the delivery of it that arrived at `arrivedAt`. */
 const T = Date.UTC(2026, 10, 25, 12, 0, 0);
@@ -61,5 +61,37 @@ describe("whether Svix's record has answered for a delivery (record.ts status)",
     expect(
       status(windowsWith(other, listing(createdAt + 60_000)), { id, arrivedAt: createdAt + 1 }, 0),
     ).toBeUndefined();
+  });
+});
+
+describe('what the record keeps in memory (record.ts trim)', () => {
+  const ids = (window: number, count: number) =>
+    Array.from({ length: count }, (_, index) => idAt(T + window * WINDOW_MS + 10, index + 1));
+  const windowsOf = (sizes: number[], pending?: number): Windows =>
+    new Map(
+      sizes.map((size, window) => [
+        T + window * WINDOW_MS,
+        {
+          startsAt: T,
+          listing: listing(T, ids(window, size)),
+          ...(window === pending ? { pending: new Promise<void>(() => undefined) } : {}),
+        },
+      ]),
+    );
+
+  it('drops the oldest windows listed until their messages fit, never the newest', () => {
+    const windows = windowsOf([3, 4, 5]);
+    trim(windows, 9);
+    expect([...windows.keys()]).toEqual([T + WINDOW_MS, T + 2 * WINDOW_MS]);
+    trim(windows, 1);
+    expect([...windows.keys()]).toEqual([T + 2 * WINDOW_MS]);
+  });
+
+  it('keeps everything that fits, and a window whose listing is under way', () => {
+    const windows = windowsOf([3, 4, 5], 0);
+    trim(windows, 12);
+    expect(windows.size).toBe(3);
+    trim(windows, 5);
+    expect([...windows.keys()]).toEqual([T, T + 2 * WINDOW_MS]);
   });
 });

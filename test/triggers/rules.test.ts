@@ -434,7 +434,7 @@ describe('the pause after Svix failed', () => {
 describe('the allowance', () => {
   const kinds: Kind[] = ['reads', 'listings'];
 
-  it('is a burst (3 reads, 5 listing pages), then one more every 2 s, never above the burst', () => {
+  it('is a burst (3 reads, 5 listings), then one more every 2 s, never above the burst', () => {
     for (const kind of kinds) {
       const { burst, refillMs } = RULES[kind];
       let allowance: Allowance = { calls: burst, at: T };

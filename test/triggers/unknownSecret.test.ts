@@ -165,6 +165,23 @@ describe('deliveries signed with no secret known here', () => {
     expect(calls.record).toBe(1);
   });
 
+  it('row 7: a window holding more messages than four pages is read whole, by one listing of the allowance', async () => {
+    // 1,050 events made in one moment (the emulator's clock held still): the first one made is listed last, on page 5.
+    // The endpoint is paused meanwhile: the events are not sent to it (nothing here takes them).
+    const endpoint = `/api/v1/app/${world.authData.appId}/endpoint/${world.zap.id}`;
+    const pause = (disabled: boolean) =>
+      world.client.call({ method: 'PATCH', path: endpoint, body: { disabled }, action: 'pausing the endpoint' });
+    await pause(true);
+    const held = jest.spyOn(Date, 'now').mockReturnValue(Date.now());
+    const oldest = await send();
+    for (let sent = 1; sent < 1_050; sent += 50) await Promise.all(Array.from({ length: 50 }, () => send()));
+    held.mockRestore();
+    await pause(false);
+    // Signed with a secret the endpoint had that no process here saw (as after two rotations close together).
+    await expect(main.perform(delivery(oldest, [newSecret()]))).resolves.toEqual(ranWith(oldest));
+    expect(calls).toEqual({ secret: 1, record: 5 });
+  });
+
   it('row 2: keeps what it learnt in z.cache, scoped to the connection, for as long as runs are remembered', async () => {
     await rotateAndTeach();
     const writes = historyCalls('zcache_set');
