@@ -18,7 +18,7 @@ const USAGE = `Usage: npm run simulate -- [--seed N | --seeds FROM-TO] [--settin
                          [--events N] [--per-second R] [--share S] [--rotations R]
                          [--grace immediate|grace|both] [--close-pairs] [--junk-burst N]
                          [--history-faults] [--svix-clock SECONDS] [--processes N]
-                         [--workers N] [--quiet]
+                         [--backlog SECONDS] [--workers N] [--quiet]
 
   --seed N          run one seed and print its line (and a trace of each failure)
   --seeds FROM-TO   run every seed from FROM to TO of each setting; print the worst per setting
@@ -42,6 +42,7 @@ const OPTIONS = {
   'history-faults': { type: 'boolean' },
   'svix-clock': { type: 'string' },
   processes: { type: 'string' },
+  backlog: { type: 'string' },
   workers: { type: 'string' },
   quiet: { type: 'boolean' },
   worker: { type: 'boolean' },
@@ -71,12 +72,13 @@ export const settingsOf = (values: Values, sweep: boolean): Setting[] | string =
     ['junkBurst', values['junk-burst'], 0, 100, true],
     ['svixClockSeconds', values['svix-clock'], -240, 240, true],
     ['processes', values.processes, 1, 4, true],
+    ['backlogSeconds', values.backlog, 0, 600, true],
   ];
+  const flag: Partial<Record<keyof Setting, string>> = { svixClockSeconds: 'svix-clock', backlogSeconds: 'backlog' };
   for (const [key, text, min, max, whole] of numbers) {
     const value = number(text, min, max, whole);
     if (value === undefined) continue;
-    if (Number.isNaN(value))
-      return `--${key === 'svixClockSeconds' ? 'svix-clock' : key} must be a number from ${min} to ${max}.`;
+    if (Number.isNaN(value)) return `--${flag[key] ?? key} must be a number from ${min} to ${max}.`;
     Object.assign(changes, { [key]: value });
   }
   if (values.grace !== undefined) {

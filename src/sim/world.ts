@@ -38,6 +38,8 @@ export interface Setting {
   /** How far Svix's clock is ahead of the world's (negative: behind). */
   svixClockSeconds: number;
   processes: number;
+  /** How long every delivery waits in Zapier's queue before its perform starts, at least (a backlog), in seconds. */
+  backlogSeconds: number;
 }
 
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
@@ -144,6 +146,10 @@ export const Outcome = t.type(
 );
 export type Outcome = t.TypeOf<typeof Outcome>;
 
+/** Svix calls by what the allowance counts: reads, listings (their first pages), and the listings' further pages. */
+type Calls = { reads: SvixCall[]; listings: SvixCall[]; pages: SvixCall[] };
+const noCalls = (): Calls => ({ reads: [], listings: [], pages: [] });
+
 /** Each process of a run, its app and what the oracle learns of it. */
 interface Process {
   index: number;
@@ -155,8 +161,8 @@ interface Process {
   /** How many times it has gone cold: each start has its own memory, and so its own allowance. */
   lives: number;
   /** The Svix calls junk cost, and every call, by the life of the process the perform started in. */
-  junkCalls: Array<{ reads: SvixCall[]; listings: SvixCall[] }>;
-  lifeCalls: Array<{ reads: SvixCall[]; listings: SvixCall[] }>;
+  junkCalls: Array<Calls>;
+  lifeCalls: Array<Calls>;
 }
 
 const fmt = (ms: number): string => (ms / 1000).toFixed(3);
@@ -189,14 +195,14 @@ export const simulate = async (setting: Setting, seed: number, apps: readonly Ap
     running: new Map(),
     svixCalls: [],
     lives: 0,
-    junkCalls: [{ reads: [], listings: [] }],
-    lifeCalls: [{ reads: [], listings: [] }],
+    junkCalls: [noCalls()],
+    lifeCalls: [noCalls()],
   }));
   const goCold = (process: Process): void => {
     process.app.goCold();
     process.lives += 1;
-    process.junkCalls.push({ reads: [], listings: [] });
-    process.lifeCalls.push({ reads: [], listings: [] });
+    process.junkCalls.push(noCalls());
+    process.lifeCalls.push(noCalls());
   };
   for (const process of processes) {
     goCold(process);
@@ -227,7 +233,9 @@ export const simulate = async (setting: Setting, seed: number, apps: readonly Ap
     const call: SvixCall = { what, start: scheduler.now, end: scheduler.now, ok: false };
     record.calls.push(call);
     process.svixCalls.push(call);
-    const kind = what === 'secret' ? 'reads' : 'listings';
+    // A listing's further pages follow its first (they carry its iterator): the allowance counts listings.
+    const kind =
+      what === 'secret' ? 'reads' : 'iterator' in params && typeof params.iterator === 'string' ? 'pages' : 'listings';
     process.lifeCalls[record.life]?.[kind].push(call);
     if (isJunk(record.delivery)) process.junkCalls[record.life]?.[kind].push(call);
     const timeout = typeof options.timeout === 'number' ? options.timeout : 10_000;
@@ -286,7 +294,9 @@ export const simulate = async (setting: Setting, seed: number, apps: readonly Ap
   const alive = () => processes;
   const receive = (delivery: SimDelivery): void => {
     deliveries.push(delivery);
-    const queued = zapierRandom.chance(share) ? zapierRandom.between(SECOND, 5 * MINUTE) : zapierRandom.between(5, 300);
+    const queued =
+      setting.backlogSeconds * SECOND +
+      (zapierRandom.chance(share) ? zapierRandom.between(SECOND, 5 * MINUTE) : zapierRandom.between(5, 300));
     const process = zapierRandom.pick(alive());
     scheduler.after(queued, () => startPerform(process, delivery));
   };
@@ -612,8 +622,12 @@ const judge = (run: Judged): Outcome => {
     process.junkCalls.forEach((calls, life) => {
       const { reads, listings } = process.app.rules;
       // Any call of the life that Svix failed may be made again by junk, outside the allowance.
+      const lifeCalls = process.lifeCalls[life] ?? noCalls();
+      // A listing whose page Svix failed is made again from its first page.
       const failed = (kind: 'reads' | 'listings') =>
-        (process.lifeCalls[life]?.[kind] ?? []).filter((call) => !call.ok).map((call) => call.start);
+        (kind === 'reads' ? lifeCalls.reads : [...lifeCalls.listings, ...lifeCalls.pages])
+          .filter((call) => !call.ok)
+          .map((call) => call.start);
       const starts = (list: SvixCall[]) => list.map((call) => call.start);
       const over =
         overBound(starts(calls.reads), reads.burst, reads.refillMs, failed('reads')) +
@@ -629,7 +643,7 @@ const judge = (run: Judged): Outcome => {
           perform.delivery.signedBy.length === 0,
       );
       trace(
-        `junk cost ${calls.reads.length + calls.listings.length} Svix calls in process ${process.index + 1} (life ${life}), ${over} past the allowance`,
+        `junk cost ${calls.reads.length + calls.listings.length + calls.pages.length} Svix calls in process ${process.index + 1} (life ${life}), ${over} past the allowance`,
         undefined,
         junkPerforms.slice(0, 4),
       );
@@ -652,7 +666,11 @@ const judge = (run: Judged): Outcome => {
     junk,
     junkSvixCalls: processes.reduce(
       (total, process) =>
-        total + process.junkCalls.reduce((sum, calls) => sum + calls.reads.length + calls.listings.length, 0),
+        total +
+        process.junkCalls.reduce(
+          (sum, calls) => sum + calls.reads.length + calls.listings.length + calls.pages.length,
+          0,
+        ),
       0,
     ),
     junkOverBound,

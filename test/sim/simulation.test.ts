@@ -82,6 +82,10 @@ const REGRESSIONS: Array<[setting: string, seed: number, found: string]> = [
   ['everything', 159, 'a revoked secret run when every read-back of the history was throttled'],
   // A listing made again after a failure, by junk, for a call another delivery had made: counted as one retry.
   ['everything-fast', 148, 'junk calls past the allowance when junk made again a listing Svix failed'],
+  // Found by the soak at 2,000 events (hundreds a second behind a queue): deliveries signed with a secret no process
+  // read, in windows of over 1,000 messages that a listing of 4 pages could not read whole, and each page charged
+  // to the allowance. 409 lost on 1a53c1e. Fixed: a listing reads its window whole, and the allowance counts listings.
+  ['backlog', 6, 'genuine deliveries refused when their window held more than four pages'],
 ];
 
 describe('seeds that once failed', () => {
