@@ -86,25 +86,36 @@ export const windowOf = (z: ZObject, endpoint: { id: string; checkedAt?: number 
 /** The start of the window a message made at `createdAt` falls in. */
 const windowStart = (createdAt: number): number => Math.floor(createdAt / WINDOW_MS) * WINDOW_MS;
 
+/**
+ * A listing's pages read so far: when its first page began, its messages, and
+ * where the next page starts. A listing Svix failed part-way goes on from
+ * there: a message made before the first page began is on a page read since,
+ * or on one still to come.
+ */
+type Progress = { startedAt?: number; messages: Map<string, MessageOut>; iterator?: string; pages: number };
+
 /** Every message of the window, a page at a time; `note` is told of a failure before it is reworded. */
 const listWindow = async (
   caller: Caller,
   window: number,
   messageId: string,
+  progress: Progress,
   note: (failure: Failure) => Failure,
 ): Promise<Listing> => {
   const reword = (failure: Failure) => couldNotConfirm(messageId)(note(failure));
-  const startedAt = clock.now();
-  const messages = new Map<string, MessageOut>();
   const range = { after: window - MARGIN_MS, before: window + WINDOW_MS + MARGIN_MS };
-  let iterator: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page += 1) {
+  while (progress.pages < MAX_PAGES) {
+    const { iterator } = progress;
+    const began = clock.now();
     const answer = await listMessagesBetween(caller, { ...range, ...(iterator ? { iterator } : {}) }, reword);
-    for (const message of answer.data) messages.set(message.id, message);
-    if (answer.done || !answer.iterator) return { startedAt, complete: true, messages };
-    iterator = answer.iterator;
+    progress.startedAt ??= began;
+    progress.pages += 1;
+    for (const message of answer.data) progress.messages.set(message.id, message);
+    if (answer.done || !answer.iterator)
+      return { startedAt: progress.startedAt, complete: true, messages: progress.messages };
+    progress.iterator = answer.iterator;
   }
-  return { startedAt, complete: false, messages };
+  return { startedAt: progress.startedAt ?? clock.now(), complete: false, messages: progress.messages };
 };
 
 /**
@@ -146,6 +157,7 @@ type Window = {
   startsAt: number;
   listing?: Listing;
   unanswered?: boolean;
+  progress?: Progress;
   failed?: { error: unknown };
 };
 /** The windows of one endpoint's record that this process has listed, oldest first. */
@@ -208,12 +220,16 @@ export const check = async (
   const start = windowOf(z, on.endpoint, delivery.id);
   let window = windows.get(start);
   if (status(windows, delivery, svixAhead) !== 'answered' && (!window?.pending || at < window.startsAt)) {
-    const next: Window = { startsAt: at };
+    // A listing Svix failed goes on from the page it reached.
+    const progress: Progress = (window?.unanswered && window.progress) || { messages: new Map(), pages: 0 };
+    const next: Window = { startsAt: at, progress };
     on.pay();
     next.pending = clock
       .sleep(Math.max(0, at - clock.now()))
       .then(() =>
-        windows.get(start) === next ? on.guard((note) => listWindow(on.caller(), start, delivery.id, note)) : undefined,
+        windows.get(start) === next
+          ? on.guard((note) => listWindow(on.caller(), start, delivery.id, progress, note))
+          : undefined,
       )
       .then((listing) => void (listing ? ((next.listing = listing), trim(windows)) : (next.unanswered = true)))
       .catch((error: unknown) => void ((next.failed = { error }), windows.get(start) === next && windows.delete(start)))

@@ -54,7 +54,7 @@ class SecretWorld {
   /** Provider calls the emulator answered: reads of the endpoint's secret, and listings of the record. */
   readonly calls = { secret: 0, record: 0 };
   /** Faults to answer the next such calls with. */
-  readonly faults: { secret: Fault[]; record: Fault[] } = { secret: [], record: [] };
+  readonly faults: { secret: Fault[]; record: Array<Fault | undefined> } = { secret: [], record: [] };
 
   constructor(readonly zapier: () => PlatformUnderTest) {}
 

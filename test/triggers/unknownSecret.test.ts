@@ -165,8 +165,8 @@ describe('deliveries signed with no secret known here', () => {
     expect(calls.record).toBe(1);
   });
 
-  it('row 7: a window holding more messages than four pages is read whole, by one listing of the allowance', async () => {
-    // 1,050 events made in one moment (the emulator's clock held still): the first one made is listed last, on page 5.
+  /** 1,050 events made in one moment (the emulator's clock held still); the first one made, listed last, on page 5. */
+  const fullWindow = async (): Promise<AuctionEvent> => {
     // The endpoint is paused meanwhile: the events are not sent to it (nothing here takes them).
     const endpoint = `/api/v1/app/${world.authData.appId}/endpoint/${world.zap.id}`;
     const pause = (disabled: boolean) =>
@@ -177,9 +177,24 @@ describe('deliveries signed with no secret known here', () => {
     for (let sent = 1; sent < 1_050; sent += 50) await Promise.all(Array.from({ length: 50 }, () => send()));
     held.mockRestore();
     await pause(false);
+    return oldest;
+  };
+
+  it('row 7: a window holding more messages than four pages is read whole, by one listing of the allowance', async () => {
+    const oldest = await fullWindow();
     // Signed with a secret the endpoint had that no process here saw (as after two rotations close together).
     await expect(main.perform(delivery(oldest, [newSecret()]))).resolves.toEqual(ranWith(oldest));
     expect(calls).toEqual({ secret: 1, record: 5 });
+  });
+
+  it('row 7: a listing Svix fails part-way goes on from the page it reached, outside the allowance', async () => {
+    RULES.listings.burst = 1;
+    RULES.listings.refillMs = 600_000;
+    const oldest = await fullWindow();
+    // Pages 1 and 2 answer, page 3 fails for a moment; then pages 3 to 5.
+    faults.record = [undefined, undefined, UNAVAILABLE];
+    await expect(main.perform(delivery(oldest, [newSecret()]))).resolves.toEqual(ranWith(oldest));
+    expect(calls).toEqual({ secret: 1, record: 6 });
   });
 
   it('row 2: keeps what it learnt in z.cache, scoped to the connection, for as long as runs are remembered', async () => {
