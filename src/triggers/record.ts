@@ -92,7 +92,13 @@ const windowStart = (createdAt: number): number => Math.floor(createdAt / WINDOW
  * there: a message made before the first page began is on a page read since,
  * or on one still to come.
  */
-type Progress = { startedAt?: number; messages: Map<string, MessageOut>; iterator?: string; pages: number };
+type Progress = {
+  startedAt?: number;
+  messages: Map<string, MessageOut>;
+  iterator?: string;
+  pages: number;
+  done?: true;
+};
 
 /** Every message of the window, a page at a time; `note` is told of a failure before it is reworded. */
 const listWindow = async (
@@ -104,18 +110,21 @@ const listWindow = async (
 ): Promise<Listing> => {
   const reword = (failure: Failure) => couldNotConfirm(messageId)(note(failure));
   const range = { after: window - MARGIN_MS, before: window + WINDOW_MS + MARGIN_MS };
-  while (progress.pages < MAX_PAGES) {
+  while (!progress.done && progress.pages < MAX_PAGES) {
     const { iterator } = progress;
     const began = clock.now();
     const answer = await listMessagesBetween(caller, { ...range, ...(iterator ? { iterator } : {}) }, reword);
     progress.startedAt ??= began;
     progress.pages += 1;
     for (const message of answer.data) progress.messages.set(message.id, message);
-    if (answer.done || !answer.iterator)
-      return { startedAt: progress.startedAt, complete: true, messages: progress.messages };
-    progress.iterator = answer.iterator;
+    if (answer.done || !answer.iterator) progress.done = true;
+    else progress.iterator = answer.iterator;
   }
-  return { startedAt: progress.startedAt ?? clock.now(), complete: false, messages: progress.messages };
+  return {
+    startedAt: progress.startedAt ?? clock.now(),
+    complete: progress.done === true,
+    messages: progress.messages,
+  };
 };
 
 /**
@@ -163,14 +172,19 @@ type Window = {
 /** The windows of one endpoint's record that this process has listed, oldest first. */
 export type Windows = Map<number, Window>;
 
-/** Drops the oldest windows listed while their listings hold more than `max` messages, the newest aside. */
-export const trim = (windows: Windows, max = MAX_KEPT): void => {
+/**
+ * Drops the oldest windows, the newest and those under way aside, while there are more than `maxWindows` or their
+ * listings hold more than `maxKept` messages.
+ */
+export const trim = (windows: Windows, maxKept = MAX_KEPT, maxWindows = MAX_WINDOWS): void => {
   let kept = 0;
-  for (const window of windows.values()) kept += window.listing?.messages.size ?? 0;
+  // A listing's messages are its pages' (progress), read whole or part-way.
+  const held = (window: Window) => (window.listing ?? window.progress)?.messages.size ?? 0;
+  for (const window of windows.values()) kept += held(window);
   for (const [start, window] of [...windows].slice(0, -1)) {
-    if (kept <= max) return;
-    if (window.pending || !window.listing) continue;
-    kept -= window.listing.messages.size;
+    if (kept <= maxKept && windows.size <= maxWindows) return;
+    if (window.pending) continue;
+    kept -= held(window);
     windows.delete(start);
   }
 };
@@ -236,7 +250,7 @@ export const check = async (
       .finally(() => (next.pending = undefined));
     windows.delete(start);
     windows.set(start, (window = next));
-    if (windows.size > MAX_WINDOWS) windows.delete(windows.keys().next().value ?? start);
+    trim(windows);
   }
   await window?.pending;
   // Not a failure of a moment (those are retried): a refusal, such as a key that may not list messages.

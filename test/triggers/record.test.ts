@@ -87,6 +87,12 @@ describe('what the record keeps in memory (record.ts trim)', () => {
     expect([...windows.keys()]).toEqual([T + 2 * WINDOW_MS]);
   });
 
+  it('drops the oldest windows past the number kept, whatever they hold', () => {
+    const windows = windowsOf([0, 1, 0, 2]);
+    trim(windows, 100, 2);
+    expect([...windows.keys()]).toEqual([T + 2 * WINDOW_MS, T + 3 * WINDOW_MS]);
+  });
+
   it('keeps everything that fits, and a window whose listing is under way', () => {
     const windows = windowsOf([3, 4, 5], 0);
     trim(windows, 12);

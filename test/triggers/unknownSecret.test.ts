@@ -181,10 +181,15 @@ describe('deliveries signed with no secret known here', () => {
   };
 
   it('row 7: a window holding more messages than four pages is read whole, by one listing of the allowance', async () => {
+    RULES.listings.burst = 2;
+    RULES.listings.refillMs = 600_000;
     const oldest = await fullWindow();
     // Signed with a secret the endpoint had that no process here saw (as after two rotations close together).
     await expect(main.perform(delivery(oldest, [newSecret()]))).resolves.toEqual(ranWith(oldest));
     expect(calls).toEqual({ secret: 1, record: 5 });
+    // Five pages took one call of the allowance: the second is still there for the next delivery no secret signed.
+    await failure(main.perform(delivery(junk(), [newSecret()])));
+    expect(calls.record).toBeGreaterThan(5);
   });
 
   it('row 7: a listing Svix fails part-way goes on from the page it reached, outside the allowance', async () => {
