@@ -163,6 +163,8 @@ const confirmed = (z: ZObject, listing: Listing, messageId: string): unknown => 
  */
 type Window = {
   pending?: Promise<void>;
+  /** Ends the wait for its call when a listing that starts sooner replaces it. */
+  replaced?: AbortController;
   startsAt: number;
   listing?: Listing;
   unanswered?: boolean;
@@ -236,10 +238,11 @@ export const check = async (
   if (status(windows, delivery, svixAhead) !== 'answered' && (!window?.pending || at < window.startsAt)) {
     // A listing Svix failed goes on from the page it reached.
     const progress: Progress = (window?.unanswered && window.progress) || { messages: new Map(), pages: 0 };
-    const next: Window = { startsAt: at, progress };
+    const next: Window = { startsAt: at, progress, replaced: new AbortController() };
     on.pay();
+    window?.replaced?.abort();
     next.pending = clock
-      .sleep(Math.max(0, at - clock.now()))
+      .sleep(Math.max(0, at - clock.now()), next.replaced?.signal)
       .then(() =>
         windows.get(start) === next
           ? on.guard((note) => listWindow(on.caller(), start, delivery.id, progress, note))
