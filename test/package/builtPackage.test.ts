@@ -6,6 +6,7 @@ import * as t from 'io-ts';
 import { Webhook } from 'standardwebhooks';
 import { EndpointOut, EndpointSecretOut } from '../../src/provider/codecs';
 import { timeOfProviderId } from '../../src/provider/ksuid';
+import { runBare } from '../../src/sandbox/bareProcess';
 import { ProviderEmulator } from '../../src/sandbox/emulator';
 import { newId } from '../../src/sandbox/emulator/store';
 import { zapierHeaders } from '../../src/sandbox/hookRunner';
@@ -36,6 +37,9 @@ type Answer = t.TypeOf<typeof Answer>;
 const Ready = t.type({ ready: t.literal(true), node: t.string, dir: t.string });
 
 let child: ChildProcess;
+/** The Node 22 binary, and the folder the harness unpacked the zip into. */
+let node22 = '';
+let unpacked = '';
 let emulator: ProviderEmulator;
 let platform: PlatformStandIn;
 let receiver: Receiver;
@@ -115,12 +119,13 @@ const countItems = (value: unknown): number => (Array.isArray(value) ? value.len
 
 beforeAll(async () => {
   if (!existsSync(ZIP)) throw new Error('build/build.zip is missing: run npm run package (npm run test:package does).');
-  const node22 = execFileSync('npx', ['-y', '-p', 'node@22', '--', 'node', '-p', 'process.execPath'], {
-    encoding: 'utf8',
-  })
-    .trim()
-    .split('\n')
-    .pop();
+  node22 =
+    execFileSync('npx', ['-y', '-p', 'node@22', '--', 'node', '-p', 'process.execPath'], {
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .pop() ?? '';
   if (!node22) throw new Error('no Node 22 from the npm registry');
   child = spawn(node22, [join(__dirname, 'harness.cjs'), ZIP], {
     cwd: ROOT,
@@ -130,6 +135,7 @@ beforeAll(async () => {
     child.once('message', (message: unknown) => {
       const hello = Ready.decode(message);
       const node = isRight(hello) ? hello.right.node : 'an unknown version';
+      if (isRight(hello)) unpacked = hello.right.dir;
       if (node.startsWith('v22.')) ready();
       else failed(new Error(`the harness runs on ${node}, not Node 22`));
     });
@@ -279,9 +285,30 @@ describe('the built package, as Zapier runs it', () => {
     ]);
   });
 
+  it("in a process of its own, as Zapier's runtime runs it, a cold process learns a new secret and runs the delivery", async () => {
+    const path = `/api/v1/app/${authData.appId}/endpoint/${zap.id}/secret`;
+    await client.call({ method: 'POST', path: `${path}/rotate`, body: { gracePeriodSeconds: 0 }, action: 'x' });
+    const fresh = await emit('CLOSED', 'auction-4');
+    const event = {
+      command: 'execute',
+      method: `${TRIGGER}.perform`,
+      bundle: { authData, ...fresh.bundle },
+      ...platform.eventFor({ authId: 'built-package', userId: 'someone' }),
+    };
+    const outcome = await runBare(event, { entry: join(unpacked, 'zapierwrapper.js'), node: node22 });
+    expect(outcome).toEqual(
+      expect.objectContaining({
+        kind: 'answered',
+        ok: true,
+        results: [expect.objectContaining({ id: fresh.messageId })],
+      }),
+    );
+  });
+
   it('lists recent events for Test trigger, newest first, and answers as it when run with no delivery', async () => {
     const listed = await results(`${TRIGGER}.performList`, { inputData: {} });
     expect(Array.isArray(listed) ? listed.map((item: unknown) => Reflect.get(Object(item), 'status')) : []).toEqual([
+      'CLOSED',
       'LOTS_SOLD',
       'OPEN_FOR_BIDDING',
       'BIDDING_CLOSED',
