@@ -7,9 +7,10 @@ import type { AuctionStatusChangedItem } from '../fields/auctionStatusChanged';
 import type app from '../index';
 import { TRIGGER_KEY } from '../triggers/auctionStatusChanged';
 import { SubscribeData } from '../triggers/delivery';
+import { runBare } from './bareProcess';
 import { errorDetails } from './errorDetails';
 import { serveOnLoopback, type LoopbackServer } from './net';
-import { platformInvoker, type Identity, type PlatformStandIn } from './platform';
+import { platformInvoker, type Identity, type PlatformEventFields, type PlatformStandIn } from './platform';
 
 /**
  * Stands in for Zapier: serves one target URL per Zap on loopback, answers
@@ -33,9 +34,11 @@ export interface Zap {
 /**
  * What perform made of a delivery, from what it returned: items (the Zap ran),
  * no items (filtered out, or a message this Zap already ran), a halt (refused
- * as not from the Consumer App) or an error.
+ * as not from the Consumer App) or an error; or, in a process of its own, no
+ * answer at all (`silent`: the process ended first, as Zapier's runtime ends an
+ * invocation whose event loop holds nothing; the event is lost).
  */
-export type RunOutcome = 'ran' | 'no-items' | 'refused' | 'failed';
+export type RunOutcome = 'ran' | 'no-items' | 'refused' | 'failed' | 'silent';
 
 export interface ZapRun {
   zap: string;
@@ -49,6 +52,10 @@ export interface ZapRun {
   message?: string;
   /** Another perform of the same message was running when this one started. */
   overlapped: boolean;
+  /** It ran in a fresh process of its own, as Zapier's runtime runs it (see bareRunner.ts). */
+  bare: boolean;
+  /** In a process of its own: the calls it made to Svix. */
+  svixCalls?: number;
 }
 
 export interface HookRunnerOptions {
@@ -66,6 +73,10 @@ export interface HookRunnerOptions {
   maxBodyBytes?: number;
   /** At most this many performs run at once; later deliveries wait their turn, as in Zapier's queue. */
   concurrency?: number;
+  /** Asked for each delivery: true runs its perform in a fresh process of its own, as Zapier's runtime does. */
+  inBareProcess?: () => boolean;
+  /** Told of each answer from a process of its own: the delivery's body, and the calls to Svix it made. */
+  onBareAnswer?: (content: string, svixCalls: number) => void;
 }
 
 /** `svix-id` → `Http-Svix-Id`, as Zapier passes headers to a hook trigger. */
@@ -129,7 +140,11 @@ export class HookRunner {
   /** Who the runner's invocations run for, as the platform stand-in keeps their cache entries apart. */
   readonly identity: Identity = { authId: `auth-${randomBytes(4).toString('hex')}`, userId: 'sandbox-user' };
 
+  /** What points an invocation in a process of its own at the platform stand-in. */
+  private readonly platformFields: PlatformEventFields;
+
   constructor(private readonly options: HookRunnerOptions) {
+    this.platformFields = options.platform.eventFor(this.identity);
     this.invoke = platformInvoker({
       app: options.app,
       platform: options.platform,
@@ -273,8 +288,14 @@ export class HookRunner {
     const overlapped = (this.inFlight.get(key) ?? 0) > 0;
     this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
     const startedAt = Date.now();
-    const base = { zap: zap.name, messageId, startedAt, overlapped };
+    const bare = this.options.inBareProcess?.() === true;
+    const base = { zap: zap.name, messageId, startedAt, overlapped, bare };
     try {
+      if (bare) {
+        const ran = await this.performBare(bundle);
+        if (ran.svixCalls !== undefined) this.options.onBareAnswer?.(content, ran.svixCalls);
+        return { ...base, ...ran, at: Date.now() };
+      }
       const returned = await performing.run({ messageId, content }, () => this.operation('perform', bundle));
       const items = Array.isArray(returned) ? returned.filter(isItem) : [];
       return { ...base, outcome: items.length > 0 ? 'ran' : 'no-items', items, at: Date.now() };
@@ -292,5 +313,26 @@ export class HookRunner {
       if (left > 0) this.inFlight.set(key, left);
       else this.inFlight.delete(key);
     }
+  }
+
+  /** Perform in a fresh process of its own, through core's handler, as Zapier's runtime runs it. */
+  private async performBare(
+    bundle: Partial<Bundle>,
+  ): Promise<Pick<ZapRun, 'outcome' | 'items' | 'message' | 'svixCalls'>> {
+    const method = `triggers.${TRIGGER_KEY}.operation.perform`;
+    const bareBundle = { authData: this.options.authData, ...bundle };
+    const answer = await runBare({ command: 'execute', method, bundle: bareBundle, ...this.platformFields });
+    if (answer.kind === 'silent') {
+      const message = `the process ended without answering (exit ${answer.code ?? 'by signal'})`;
+      return { outcome: 'silent', items: [], message };
+    }
+    const svixCalls = answer.requests;
+    if (!answer.ok) {
+      const outcome = answer.name === 'HaltedError' ? 'refused' : 'failed';
+      const error = Object.assign(new Error(answer.message ?? ''), { name: answer.name ?? 'Error' });
+      return { outcome, items: [], message: errorDetails(error).message, svixCalls };
+    }
+    const items = Array.isArray(answer.results) ? answer.results.filter(isItem) : [];
+    return { outcome: items.length > 0 ? 'ran' : 'no-items', items, svixCalls };
   }
 }

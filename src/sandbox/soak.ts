@@ -59,6 +59,11 @@ export interface SoakOptions {
   /** Junk deliveries sent at once right after each rotation (signed with no secret the endpoint had). */
   junkBursts?: number;
   /**
+   * The share of performs run each in a fresh process of its own, as Zapier's runtime (AWS Lambda) runs them: cold,
+   * with nothing else holding the event loop, so an operation cut off unanswered shows (a silent exit is lost).
+   */
+  bareShare?: number;
+  /**
    * Fixes the plan: which events are redelivered and forged, the order of the kinds of forgery, and
    * which messages fail once or meet a cache fault. Ids and timings come from real HTTP.
    */
@@ -98,6 +103,9 @@ export interface SoakResult {
   junkSvixCalls: number;
   historyFaults: number;
   failedRuns: number;
+  /** Performs run in processes of their own, and those that ended without answering (counted as lost). */
+  bareRuns: number;
+  silentExits: number;
   /** For each lost event, its message id and what became of its deliveries. */
   lostDetail: string[];
   /** Each failed run: its message id, whether the delivery was forged, and the error it showed. */
@@ -116,6 +124,7 @@ export const soakLine = (result: SoakResult): string =>
   `secret_reads=${result.secretReads} secret_read_faults=${result.secretReadFaults} ` +
   `record_reads=${result.recordReads} history_faults=${result.historyFaults} junk_burst=${result.junkBurst} ` +
   `junk_svix_calls=${result.junkSvixCalls} svix_calls_per_junk=${perJunk(result)} failed_runs=${result.failedRuns} ` +
+  `bare_runs=${result.bareRuns} silent_exits=${result.silentExits} ` +
   `peak_rss_mb=${result.peakRssMb} seconds=${result.seconds}`;
 
 /** The command that runs a soak of the same plan again. */
@@ -161,6 +170,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   const seed = options.seed ?? 1;
   const plan = new Random(seed);
   const offsets = { redelivery: plan.int(0, 9_999), forgery: plan.int(0, 9_999), kind: plan.int(0, 99) };
+  const bareChoice = plan.fork();
+  const bareShare = options.bareShare ?? 0;
   const salt = `${seed}:`;
   const started = Date.now();
   let peakRss = process.memoryUsage.rss();
@@ -229,6 +240,9 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   const runner = new HookRunner({
     app,
     platform,
+    inBareProcess: () => bareChoice.chance(bareShare),
+    // Calls made in a process of its own are counted there.
+    onBareAnswer: (content, svixCalls) => void (isForgedBody(content) && (junkSvixCalls += svixCalls)),
     authData: { apiKey, appId: (await runSetup({ client, appName: 'Soak Auction House' })).appId, serverUrl: baseUrl },
     fault: (messageId) => {
       // Only the provider's own deliveries fail: a forgery must always reach perform.
@@ -395,6 +409,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       junkSvixCalls,
       historyFaults,
       failedRuns: runner.runs.filter((run) => run.outcome === 'failed').length,
+      bareRuns: runner.runs.filter((run) => run.bare).length,
+      silentExits: runner.runs.filter((run) => run.outcome === 'silent').length,
       lostDetail,
       failedDetail,
       peakRssMb: Math.round(peakRss / (1024 * 1024)),
@@ -410,7 +426,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
 };
 
 const USAGE = `Usage: npm run soak [-- --events N] [--share S] [--rotations R] [--history-faults]
-                     [--svix-clock-behind SECONDS] [--junk-bursts N] [--json]
+                     [--svix-clock-behind SECONDS] [--junk-bursts N] [--bare S] [--seed N] [--json]
 
   --events N      auction events to send (default 10000, at most 100000)
   --share S       the share of events redelivered, forged, failed once and meeting a cache fault
@@ -422,6 +438,8 @@ const USAGE = `Usage: npm run soak [-- --events N] [--share S] [--rotations R] [
   --svix-clock-behind SECONDS
                   Svix signs with a clock this many seconds behind this side's (at most 240)
   --junk-bursts N junk deliveries sent at once right after each rotation (at most 100)
+  --bare S        the share of performs run each in a fresh process of its own, as Zapier's
+                  runtime runs them; one that ends without answering counts as lost (default 0.01)
   --seed N        the plan's seed: which events are redelivered, forged, failed once and
                   faulted (default: one from the clock, printed in the summary)
   --json          end with the result as one line of JSON instead of the summary line`;
@@ -441,6 +459,7 @@ export const main = async (argv: string[]): Promise<number> => {
     'svix-clock-behind'?: string;
     'junk-bursts'?: string;
     seed?: string;
+    bare?: string;
     json?: boolean;
   };
   try {
@@ -454,6 +473,7 @@ export const main = async (argv: string[]): Promise<number> => {
         'svix-clock-behind': { type: 'string' },
         'junk-bursts': { type: 'string' },
         seed: { type: 'string' },
+        bare: { type: 'string' },
         json: { type: 'boolean' },
       },
     }));
@@ -467,7 +487,12 @@ export const main = async (argv: string[]): Promise<number> => {
   const behind = wholeNumber(values['svix-clock-behind'], 0, 0, 240);
   const junkBursts = wholeNumber(values['junk-bursts'], 0, 0, 100);
   const seed = wholeNumber(values.seed, Date.now() % 2 ** 31, 0, 2 ** 31 - 1);
-  if ([events, rotations, behind, junkBursts, seed].some(Number.isNaN) || !(share >= 0 && share <= 0.2)) {
+  const bare = values.bare === undefined ? 0.01 : Number(values.bare);
+  if (
+    [events, rotations, behind, junkBursts, seed].some(Number.isNaN) ||
+    !(share >= 0 && share <= 0.2) ||
+    !(bare >= 0 && bare <= 1)
+  ) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
@@ -481,6 +506,7 @@ export const main = async (argv: string[]): Promise<number> => {
     historyFaults: values['history-faults'] === true,
     signingOffsetMs: -behind * 1000,
     junkBursts,
+    bareShare: bare,
     seed,
     say: (line) => process.stdout.write(`${line}\n`),
   });

@@ -105,6 +105,8 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
           return `  ✖ refused  ${run.messageId ?? '?'}  ${run.message ?? ''}`;
         case 'failed':
           return `  ! failed   ${run.messageId ?? '?'}  ${run.message ?? ''}`;
+        case 'silent':
+          return `  ✖ lost     ${run.messageId ?? '?'}  (${run.message ?? 'no answer'})`;
       }
     };
     runner = new HookRunner({

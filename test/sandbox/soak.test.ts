@@ -48,6 +48,8 @@ const Result = t.type({
   junkSvixCalls: t.number,
   historyFaults: t.number,
   failedRuns: t.number,
+  bareRuns: t.number,
+  silentExits: t.number,
   lostDetail: t.array(t.string),
   failedDetail: t.array(t.string),
   peakRssMb: t.number,
@@ -85,6 +87,8 @@ describe('soak (small)', () => {
       '0.05',
       '--rotations',
       '3',
+      '--bare',
+      '0.05',
       '--seed',
       seed,
       '--json',
@@ -100,7 +104,10 @@ describe('soak (small)', () => {
       forgedAccepted: 0,
       failedRuns: 0,
       unclaimed: 0,
+      silentExits: 0,
     });
+    // A share of performs ran as Zapier's runtime runs them, each cold in a process of its own.
+    expect(result.bareRuns).toBeGreaterThan(10);
     // The hostile parts really happened: every kind of forgery (those signed with a revoked secret
     // wait until the integration has seen one replaced, so how many go depends on timing).
     expect(result.seed).toBe(SEEDS.threeRotations);
@@ -136,12 +143,16 @@ describe('soak (small)', () => {
       '60',
       '--junk-bursts',
       '8',
+      '--bare',
+      '0.05',
     ];
     const { code, result } = await soak([...args, '--json']);
     expect(result.lostDetail).toEqual([]);
     expect(result.failedDetail).toEqual([]);
     expect(code).toBe(0);
     expect(result).toMatchObject({ events: 400, zapRuns: 400, lost: 0, doubled: 0, forgedAccepted: 0, rotations: 5 });
+    expect(result).toMatchObject({ silentExits: 0 });
+    expect(result.bareRuns).toBeGreaterThan(10);
     expect(result.historyFaults).toBeGreaterThan(0);
     expect(result.junkBurst).toBe(40);
     expect(soakLine(result)).toMatch(
