@@ -44,8 +44,20 @@ export interface SimBundle {
   cleanedRequest: Record<string, unknown>;
 }
 
+/**
+ * The timers a simulated process's modules see in place of Node's own (they are handed to each module as
+ * `setTimeout` and `clearTimeout`): the run in progress decides what they do, and sees whether each one is
+ * ref'd, as Zapier's runtime would (see world.ts).
+ */
+export interface SimTimers {
+  setTimeout: (run: () => void, ms?: number) => unknown;
+  clearTimeout: (timer: unknown) => void;
+}
+
 export interface AppProcess {
   perform: (z: SimZ, bundle: SimBundle) => Array<Record<string, unknown>> | Promise<Array<Record<string, unknown>>>;
+  /** Where this process's timers go: set by each run. */
+  timers: { current?: SimTimers };
   clock: (typeof Clock)['clock'];
   shell: (typeof Verify)['shell'];
   rules: (typeof Rules)['RULES'];
@@ -59,10 +71,16 @@ export interface AppProcess {
 export const defaultAppRoot = (): string =>
   __filename.endsWith('.ts') ? join(__dirname, '..', '..', 'dist') : join(__dirname, '..');
 
-const PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname'];
+const PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', 'setTimeout', 'clearTimeout'];
 
-/** A loader of the app's modules with a registry of its own: each file is run once per loader. */
-const isolatedLoader = (root: string) => {
+/** A loader of the app's modules with a registry of its own, and timers of its own: each file is run once per loader. */
+const isolatedLoader = (root: string, timers: AppProcess['timers']) => {
+  const current = (): SimTimers => {
+    if (!timers.current) throw new Error('A simulated process set a timer outside a run.');
+    return timers.current;
+  };
+  const setTimer = (run: () => void, ms?: number) => current().setTimeout(run, ms);
+  const clearTimer = (timer: unknown) => current().clearTimeout(timer);
   const registry = new Map<string, { exports: unknown }>();
   const run = (filename: string): void => {
     if (registry.has(filename)) return;
@@ -76,7 +94,7 @@ const isolatedLoader = (root: string) => {
       return registry.get(resolved)?.exports;
     };
     const body = compileFunction(readFileSync(filename, 'utf8'), PARAMETERS, { filename });
-    body.call(module.exports, module.exports, require, module, filename, dirname(filename));
+    body.call(module.exports, module.exports, require, module, filename, dirname(filename), setTimer, clearTimer);
   };
   // What the module exported, untyped as Node's own require gives it.
   return (path: string) => {
@@ -88,7 +106,8 @@ const isolatedLoader = (root: string) => {
 
 /** A new process of the app compiled under `root` (dist/). */
 export const loadAppProcess = (root: string = defaultAppRoot()): AppProcess => {
-  const load = isolatedLoader(root);
+  const timers: AppProcess['timers'] = {};
+  const load = isolatedLoader(root, timers);
   // The app's own compiled modules, typed by their sources as require('./record') is in verify.ts.
   // perform is typed by what the simulation hands it: the parts of z and of the bundle a delivery uses.
   const perform: AppProcess['perform'] = load('triggers/auctionStatusChanged.js').auctionStatusChangedOperations
@@ -100,6 +119,7 @@ export const loadAppProcess = (root: string = defaultAppRoot()): AppProcess => {
   const { errors }: typeof Core = createRequire(join(root, 'index.js'))('zapier-platform-core');
   return {
     perform,
+    timers,
     clock,
     shell: verify.shell,
     rules: RULES,

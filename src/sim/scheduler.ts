@@ -45,10 +45,14 @@ export class Scheduler {
     return this.steps;
   }
 
-  /** Runs every timer in order, each after all work the previous one started has settled; at most `limit`. */
-  async run(limit: number): Promise<void> {
+  /**
+   * Runs every timer in order, each after all work the previous one started has settled (then `settled` is
+   * called); at most `limit`.
+   */
+  async run(limit: number, settled?: () => void): Promise<void> {
     for (;;) {
       await new Promise<void>((resolve) => setImmediate(resolve));
+      settled?.();
       const next = this.pop();
       if (!next) return;
       this.steps += 1;

@@ -89,7 +89,7 @@ export const outcomeLine = (outcome: Outcome, setting: Setting): string =>
   `performs=${outcome.performs} lost=${outcome.lost} doubled=${outcome.doubled} forged_run=${outcome.forgedRun} ` +
   `revoked_run=${outcome.revokedRun} junk=${outcome.junk} junk_svix_calls=${outcome.junkSvixCalls} ` +
   `svix_calls_per_junk=${(outcome.junkSvixCalls / Math.max(1, outcome.junk)).toFixed(2)} ` +
-  `junk_over_allowance=${outcome.junkOverBound} unanswered=${outcome.unanswered} svix_calls=${outcome.svixCalls} ` +
+  `junk_over_allowance=${outcome.junkOverBound} unanswered=${outcome.unanswered} cut=${outcome.cut} svix_calls=${outcome.svixCalls} ` +
   `cache_calls=${outcome.cacheCalls} virtual_s=${outcome.virtualSeconds} replay="${replayCommand(setting, outcome.seed)}"`;
 
 export const failed = (outcome: Outcome): boolean =>

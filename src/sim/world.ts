@@ -4,6 +4,7 @@ import type { AppProcess, SimZ } from './loader';
 import { Random } from './random';
 import { Scheduler } from './scheduler';
 import { SimCache, type CacheCall, type CacheReading } from './cache';
+import { EventLoop } from './eventLoop';
 import { SimSvix, type SecretSpell, type SimMessage } from './svix';
 
 /**
@@ -111,7 +112,8 @@ interface PerformRecord {
   life: number;
   start: number;
   end: number;
-  outcome: 'ran' | 'no-items' | 'halted' | 'failed' | 'running';
+  /** `cut`: the runtime ended it unanswered, its process's event loop holding nothing (it counts as lost). */
+  outcome: 'ran' | 'no-items' | 'halted' | 'failed' | 'running' | 'cut';
   message: string;
   items: Array<Record<string, unknown>>;
   steps: StepRecord[];
@@ -130,6 +132,8 @@ export const Outcome = t.type(
     lost: t.number,
     /** Lost events whose every perform ended while Svix answered none of that process's calls: excused, and counted apart. */
     unanswered: t.number,
+    /** Performs the runtime ended unanswered because nothing held their process's event loop (their events count as lost). */
+    cut: t.number,
     doubled: t.number,
     forgedRun: t.number,
     revokedRun: t.number,
@@ -157,6 +161,8 @@ interface Process {
   skew: number;
   /** Performs under way, by the delivery's id and arrival on this process's clock. */
   running: Map<string, PerformRecord>;
+  /** Its event loop, as the runtime sees it. */
+  loop: EventLoop;
   svixCalls: SvixCall[];
   /** How many times it has gone cold: each start has its own memory, and so its own allowance. */
   lives: number;
@@ -193,6 +199,7 @@ export const simulate = async (setting: Setting, seed: number, apps: readonly Ap
     app,
     skew: index === 0 ? 0 : plan.int(-PROCESS_SKEW, PROCESS_SKEW),
     running: new Map(),
+    loop: new EventLoop(scheduler),
     svixCalls: [],
     lives: 0,
     junkCalls: [noCalls()],
@@ -207,7 +214,8 @@ export const simulate = async (setting: Setting, seed: number, apps: readonly Ap
   for (const process of processes) {
     goCold(process);
     process.app.clock.now = () => scheduler.now + process.skew;
-    process.app.clock.sleep = (ms) => scheduler.sleep(ms);
+    // The app's own waits, on this process's loop: the runtime's rule below sees whether they hold it.
+    process.app.timers.current = process.loop;
     process.app.shell.observe = (delivery, step, known, now) => {
       const record = process.running.get(`${delivery.id}|${delivery.arrivedAt}`);
       record?.steps.push({ at: scheduler.now, step: { ...step }, known: snapshot(known, now) });
@@ -279,11 +287,11 @@ export const simulate = async (setting: Setting, seed: number, apps: readonly Ap
   };
 
   const zFor = (process: Process, record: PerformRecord): SimZ => ({
-    request: request(process, record),
+    request: (options) => process.loop.call(() => request(process, record)(options)),
     cache: {
-      get: (key: string) => cache.get(key, record.cacheCalls),
+      get: (key: string) => process.loop.call(() => cache.get(key, record.cacheCalls)),
       set: (key: string, value: unknown, ttl: number, _scope: unknown, nx: boolean) =>
-        cache.set(key, value, ttl, nx, record.cacheCalls),
+        process.loop.call(() => cache.set(key, value, ttl, nx, record.cacheCalls)),
       delete: async () => true,
     },
     errors: process.app.errors,
@@ -331,19 +339,39 @@ export const simulate = async (setting: Setting, seed: number, apps: readonly Ap
       .then(() => process.app.perform(z, bundle))
       .then(
         (items) => {
+          if (record.outcome === 'cut') return;
           record.items = items.map((item) => ({ ...item }));
           record.outcome = items.length > 0 ? 'ran' : 'no-items';
         },
         (error: unknown) => {
+          if (record.outcome === 'cut') return;
           const name = error instanceof Error ? error.name : '';
           record.outcome = name === 'HaltedError' ? 'halted' : 'failed';
           record.message = error instanceof Error ? error.message : String(error);
         },
       )
       .finally(() => {
+        if (record.outcome === 'cut') return;
         record.end = scheduler.now;
         process.running.delete(key);
       });
+  };
+
+  /**
+   * Zapier's runtime: an invocation ends once nothing holds its process's event loop, answered or not. Between
+   * timers (every promise settled), a process with performs under way and no call in flight nor ref'd timer has
+   * them cut off, unanswered.
+   */
+  const runtimeRule = (): void => {
+    for (const process of processes) {
+      if (process.running.size === 0 || process.loop.held) continue;
+      for (const record of process.running.values()) {
+        record.outcome = 'cut';
+        record.end = scheduler.now;
+        record.message = 'the runtime ended the invocation: nothing held its event loop';
+      }
+      process.running.clear();
+    }
   };
 
   // ---- Svix: messages, attempts, rotations -----------------------------------
@@ -508,8 +536,11 @@ export const simulate = async (setting: Setting, seed: number, apps: readonly Ap
     for (let cold = 0; cold < 2; cold += 1) scheduler.at(first + plan.between(0, 1) * span, () => goCold(process));
   }
 
-  await scheduler.run(2_000_000);
-  for (const process of processes) process.app.shell.observe = undefined;
+  await scheduler.run(2_000_000, runtimeRule);
+  for (const process of processes) {
+    process.app.shell.observe = undefined;
+    process.app.timers.current = undefined;
+  }
 
   return judge({
     setting,
@@ -660,6 +691,7 @@ const judge = (run: Judged): Outcome => {
     performs: performs.length,
     lost,
     unanswered,
+    cut: performs.filter((perform) => perform.outcome === 'cut').length,
     doubled,
     forgedRun,
     revokedRun,

@@ -1,4 +1,4 @@
-import { loadAppProcess, type AppProcess } from '../../src/sim/loader';
+import { loadAppProcess, type AppProcess, type SimTimers } from '../../src/sim/loader';
 import { failed, outcomeLine, replayCommand, SETTINGS, settingNamed } from '../../src/sim/settings';
 import { overBound, RETRY_WITHIN_MS, simulate, type Outcome, type Setting } from '../../src/sim/world';
 
@@ -134,6 +134,31 @@ describe('the oracle', () => {
     }
     const outcome = await run(named('base'), 5);
     expect(outcome.lost).toBeGreaterThan(0);
+  });
+
+  it("models Zapier's runtime: a perform whose process holds nothing but unref'd waits is cut off, its event lost", async () => {
+    // Processes whose every wait is unref'd, as the delivery path's were before 2026-11-25.
+    const unrefAll = (app: AppProcess): AppProcess => {
+      const timers: AppProcess['timers'] = {};
+      Object.defineProperty(timers, 'current', {
+        set: (loop: SimTimers | undefined) => {
+          app.timers.current = loop && {
+            setTimeout: (run, ms) => {
+              const timer = loop.setTimeout(run, ms);
+              Reflect.apply(Reflect.get(Object(timer), 'unref'), timer, []);
+              return timer;
+            },
+            clearTimeout: (timer) => loop.clearTimeout(timer),
+          };
+        },
+      });
+      return { ...app, timers };
+    };
+    const cut = await simulate(named('base'), 3, processes.map(unrefAll));
+    expect(cut.cut).toBeGreaterThan(0);
+    expect(cut.lost).toBeGreaterThan(0);
+    const held = await run(named('base'), 3);
+    expect({ cut: held.cut, lost: held.lost }).toEqual({ cut: 0, lost: 0 });
   });
 
   it('measures the allowance as a burst and a refill: calls past it are counted, whatever their spacing', () => {
