@@ -42,19 +42,40 @@ export interface ContractIo {
   env: NodeJS.ProcessEnv;
 }
 
-/** Deletes the run's Consumer App when the run is stopped, then exits 130. */
-const onStop = (cleanup: Cleanup, io: ContractIo) => (signal: NodeJS.Signals) => {
-  io.out(`Stopped (${signal}): deleting the Consumer App of this run.`);
-  const { appId, client } = cleanup;
-  const action = 'deleting the Consumer App of this run';
-  const deleted = appId && client ? client.call({ method: 'DELETE', path: `/api/v1/app/${appId}`, action }) : undefined;
-  void Promise.resolve(deleted).then(
-    () => process.exit(130),
-    () => {
-      io.err(`Could not delete the Consumer App ${appId ?? ''} of this run: delete it in Svix's dashboard.`);
-      process.exit(130);
-    },
-  );
+/**
+ * Deletes the run's Consumer App when the run is stopped, then exits 130. The app may exist on Svix before the
+ * answer to its creation arrives: the calls in flight are waited for (no new one starts), then it is deleted by
+ * the uid chosen before it was made. Svix answers 404 when it was never made.
+ */
+const onStop = (cleanup: Cleanup, io: ContractIo) => {
+  let stopping = false;
+  return (signal: NodeJS.Signals) => {
+    // Ctrl+C reaches node twice through npm (from the terminal, and forwarded): the first one stops the run.
+    if (stopping) return;
+    stopping = true;
+    io.out(`Stopped (${signal}): deleting the Consumer App of this run.`);
+    const { appUid, appId, client, remover } = cleanup;
+    const app = appId ?? appUid;
+    const action = 'deleting the Consumer App of this run';
+    const deleted =
+      app && client && remover
+        ? client.drain().then(() =>
+            remover.call({
+              method: 'DELETE',
+              path: `/api/v1/app/${encodeURIComponent(app)}`,
+              action,
+              accept: [404],
+            }),
+          )
+        : undefined;
+    void Promise.resolve(deleted).then(
+      () => process.exit(130),
+      () => {
+        io.err(`Could not delete the Consumer App ${app ?? ''} of this run: delete it in Svix's dashboard.`);
+        process.exit(130);
+      },
+    );
+  };
 };
 
 export const main = async (argv: readonly string[], io: ContractIo): Promise<number> => {
@@ -68,8 +89,8 @@ export const main = async (argv: readonly string[], io: ContractIo): Promise<num
   const say = (line: string) => (json ? undefined : io.out(line));
   const cleanup: Cleanup = {};
   const stop = onStop(cleanup, io);
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   try {
     const apiKey = io.env.SVIX_API_KEY?.trim();
     const runs: ContractRun[] = [];

@@ -7,7 +7,7 @@ import { EVENT_TYPE_NAME } from '../provider/eventType';
 import { AuctionService } from '../sandbox/auctions';
 import { PlatformStandIn, platformInvoker } from '../sandbox/platform';
 import { ProviderClient, ProviderFailure } from '../setup/client';
-import { runSetup } from '../setup/setup';
+import { appUidFor, runSetup } from '../setup/setup';
 import { SubscribeData } from '../triggers/delivery';
 import { RecordingRelay, type RecordedCall } from './proxy';
 import { schemaErrors, schemaFor } from './schemas';
@@ -53,10 +53,17 @@ export interface ContractRun {
 /** A name that says what the Consumer App is for, so anyone who finds it may delete it. */
 export const CONTRACT_APP_PREFIX = 'Contract check of the Zapier integration (safe to delete)';
 
-/** The throwaway Consumer App a run works in, for whoever must delete it if the run is stopped. */
+/**
+ * The throwaway Consumer App a run works in, for whoever must delete it if the run is stopped: its uid is
+ * chosen before the call that creates it, so it can be deleted even if that call's answer never came.
+ */
 export interface Cleanup {
+  appUid?: string;
   appId?: string;
+  /** The run's client: its calls in flight are waited for. */
   client?: ProviderClient;
+  /** The target itself, not through the run's relay (which may be stopped by then): it deletes the app. */
+  remover?: ProviderClient;
 }
 
 const SUBSCRIBE = 'triggers.auction_status_changed.operation.performSubscribe';
@@ -156,6 +163,8 @@ export const runContract = async (
   try {
     const appName = `${CONTRACT_APP_PREFIX} ${new Date().toISOString()}`;
     let integrationKey = '';
+    const remover = new ProviderClient({ baseUrl: target.baseUrl, apiKey: target.apiKey });
+    Object.assign(cleanup, { appUid: appUidFor(appName), client: account, remover });
     await check("set-up: Consumer App, event type and Zapier's integration key", async () => {
       const setup = await runSetup({ client: account, appName, integrationKey: 'ensure' });
       appId = setup.appId;

@@ -44,13 +44,44 @@ export interface Answer {
 }
 
 export class ProviderClient {
+  private readonly inFlight = new Set<Promise<Answer>>();
+  private drained = false;
+
   constructor(private readonly options: ClientOptions) {}
 
   get baseUrl(): string {
     return this.options.baseUrl;
   }
 
-  async call(call: Call): Promise<Answer> {
+  /**
+   * Refuses every new call from now on, and resolves once each call in flight
+   * has settled: answered, failed or timed out. What they made exists by then, answer or not.
+   */
+  async drain(): Promise<void> {
+    this.drained = true;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  call(call: Call): Promise<Answer> {
+    if (this.drained) {
+      const failure: Failure = {
+        kind: 'error',
+        code: 'Stopped',
+        status: 499,
+        message: `Stopped before ${call.action}.`,
+      };
+      return Promise.reject(new ProviderFailure(failure));
+    }
+    const made = this.send(call);
+    this.inFlight.add(made);
+    void made.then(
+      () => this.inFlight.delete(made),
+      () => this.inFlight.delete(made),
+    );
+    return made;
+  }
+
+  private async send(call: Call): Promise<Answer> {
     const url = new URL(`${this.options.baseUrl}${call.path}`);
     for (const [name, value] of Object.entries(call.query ?? {})) url.searchParams.set(name, value);
     let response: Response;

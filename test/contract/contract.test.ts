@@ -5,6 +5,7 @@ import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
 import { main, type ContractIo } from '../../src/contract/cli';
 import { CONTRACT_APP_PREFIX, differences, type ContractRun } from '../../src/contract/run';
+import { ProviderEmulator } from '../../src/sandbox/emulator';
 import { unusedPort } from '../../src/sandbox/net';
 import { ProviderClient } from '../../src/setup/client';
 
@@ -122,6 +123,37 @@ describe('npm run contract', () => {
       expect((await served.appNames()).filter((name) => name.startsWith(CONTRACT_APP_PREFIX))).toEqual([]);
     } finally {
       await served.stop();
+    }
+  }, 60_000);
+
+  it('stopped with Ctrl+C the moment its Consumer App is made, before the answer comes, still deletes it', async () => {
+    // Svix makes the app at once and its answer takes 1.5 s: Ctrl+C comes in between.
+    let created: () => void = () => undefined;
+    const creating = new Promise<void>((resolve) => (created = resolve));
+    const account = new ProviderEmulator({
+      apiKey: SERVED_KEY,
+      delayMs: ({ method, path }) => (method === 'POST' && path === '/api/v1/app' ? (created(), 1_500) : undefined),
+    });
+    const url = await account.start();
+    try {
+      const child = spawn('node', ['dist/contract/cli.js'], {
+        cwd: ROOT,
+        env: { ...process.env, SVIX_API_KEY: SERVED_KEY, SVIX_SERVER_URL: url },
+      });
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+      const exited = once(child, 'exit');
+      await creating;
+      // The request has arrived; its body comes a moment later, and the app is made then.
+      for (let turns = 0; turns < 10_000 && account.stats().apps === 0; turns += 1) await new Promise(setImmediate);
+      expect(account.stats().apps).toBe(1);
+      child.kill('SIGINT');
+      const [code] = await exited;
+      expect(out).toContain('deleting the Consumer App of this run');
+      expect(code).toBe(130);
+      expect(account.stats().apps).toBe(0);
+    } finally {
+      await account.stop();
     }
   }, 60_000);
 
