@@ -3,9 +3,13 @@ import { checkAccess } from './provider/access';
 import { getApplication } from './provider/api';
 import { callerOf } from './provider/request';
 
-/** Where a person finds each value; Zapier shows these links under the fields. */
-export const API_ACCESS_HELP_URL = 'https://docs.svix.com/api-keys';
-export const CONSUMER_APPS_HELP_URL = 'https://docs.svix.com/quickstart';
+/**
+ * The dashboard pages where a person finds each value; Zapier shows these links under the fields. Svix
+ * documents the API Access page's address; the Consumer Applications list has none of its own, so the
+ * link opens the dashboard, whose menu holds it.
+ */
+export const API_ACCESS_URL = 'https://dashboard.svix.com/api-access';
+export const DASHBOARD_URL = 'https://dashboard.svix.com/';
 
 /** The key field's label: the set-up's output names it too. */
 export const API_KEY_LABEL = 'Integration Key or API Access Key';
@@ -33,22 +37,21 @@ export const authentication = {
       label: API_KEY_LABEL,
       type: 'password' as const,
       required: true,
-      helpText: `Use the key of the Svix account, and the environment (usually **Production**), that holds the Consumer App the auction service sends to. Recommended: an **integration key** (it starts with \`integsk_\`): a key that works only in that one Consumer App, so it can be replaced without touching anything else. Whoever set up your Consumer App makes it for you. Otherwise, an **API Access Key** also works: create one on the **API Access** page of Svix's dashboard (Svix shows it only once, so copy it then). [Where to find it](${API_ACCESS_HELP_URL})`,
+      helpText: `Best: an **integration key** (\`integsk_…\`), which works only in that one Consumer App. Whoever set up your Consumer App makes it for you. Or an **API Access Key** of the Svix environment (usually **Production**) that holds the app: [API Access page](${API_ACCESS_URL}).`,
     },
     {
       key: 'appId',
       label: 'Consumer App ID',
       type: 'string' as const,
       required: true,
-      helpText: `The ID of the Consumer App the auction service sends events to. It starts with \`app_\` and is shown in the **Consumer Applications** list in Svix's dashboard. It is not secret. [Where to find it](${CONSUMER_APPS_HELP_URL})`,
+      helpText: `The ID (\`app_…\`) of the Consumer App the auction service sends events to, from the **Consumer Applications** list in [Svix's dashboard](${DASHBOARD_URL}). It is not secret.`,
     },
     {
       key: 'serverUrl',
       label: 'Server URL',
       type: 'string' as const,
       required: false,
-      helpText:
-        "Leave empty: it is worked out from your key's region (a key ending in `.eu` uses https://api.eu.svix.com). Fill it in only if Svix told you to use another address; it must start with https://.",
+      helpText: 'Leave empty. Only for a self-hosted Svix, or an address Svix gave you (it starts with https://).',
     },
   ],
   test: testConnection,

@@ -1,7 +1,10 @@
 import app from '../src';
+import { authentication } from '../src/authentication';
 import { MESSAGES } from '../src/triggers/auctionStatusChanged';
 import { EVENT_TYPE_NOT_PERMITTED } from '../src/provider/zapEndpoint';
-import { appNotFound, ENDPOINT_MESSAGES } from '../src/provider/api';
+import { ACTIONS, appNotFound, ENDPOINT_MESSAGES } from '../src/provider/api';
+import { ACCESS_ACTIONS, ACCESS_MESSAGES } from '../src/provider/access';
+import { EVENT_TYPE_ACTIONS } from '../src/provider/eventType';
 import { readConnection, APP_ID_HELP } from '../src/provider/connection';
 import {
   describeNotJson,
@@ -13,11 +16,18 @@ import {
   type Reader,
 } from '../src/provider/failures';
 import { checkServerUrl } from '../src/provider/serverUrl';
-import { decodePayload, parseBody, refusalMessage, type DeliveryRefusal } from '../src/triggers/delivery';
+import {
+  couldNotCheckMessage,
+  decodePayload,
+  parseBody,
+  refusalMessage,
+  type DeliveryRefusal,
+} from '../src/triggers/delivery';
 import { FILTER_LABELS, unreadableFilter, type FilterField } from '../src/triggers/filters';
 import { NO_TIME } from '../src/triggers/recentEvents';
 import { couldNotConfirm, RECORD_REFUSALS } from '../src/triggers/record';
 import { API_KEY } from './helpers/fixtures';
+import { unreadable, ZAPIER_LIMIT } from './helpers/readable';
 
 /**
  * Every message, rendered in each place it can be read: in Zapier (the Zap
@@ -27,6 +37,7 @@ import { API_KEY } from './helpers/fixtures';
  */
 
 const STATUSES = [400, 401, 403, 404, 409, 413, 418, 422, 429, 500, 502, 503];
+const MESSAGE_ID = 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Aa1';
 const CAUSES: unknown[] = [
   { type: 'request-timeout' },
   { code: 'ECONNREFUSED' },
@@ -35,24 +46,34 @@ const CAUSES: unknown[] = [
 ];
 const BODY_422 = { detail: [{ loc: ['body', 'url'], msg: 'invalid', type: 'value_error' }] };
 
-/** Every provider failure for one reader. */
-const providerFailures = (reader: Reader): Failure[] => [
+/** Every phrase an operation's messages name what it was doing with. */
+const EVERY_ACTION = [
+  ...Object.values(ACTIONS),
+  ...Object.values(ACCESS_ACTIONS),
+  // Updating the event type's schema is the set-up's alone.
+  EVENT_TYPE_ACTIONS.read,
+  EVENT_TYPE_ACTIONS.register,
+];
+/** The longest: messages are checked against the limit with it. */
+const LONGEST_ACTION = EVERY_ACTION.reduce((a, b) => (b.length > a.length ? b : a));
+/** A Server URL as long as a person may type one: it reaches only the log. */
+const LONG_ORIGIN = `https://${'svix-self-hosted.'.repeat(6)}example.com`;
+
+/** Every provider failure for one reader, doing `action`: each status, each shape of answer, each way a call fails. */
+const providerFailures = (reader: Reader, action = 'doing it'): Failure[] => [
   ...STATUSES.map((status) =>
-    describeStatus(
-      status,
-      status === 422 ? BODY_422 : { code: 'x', detail: 'x' },
-      { action: 'doing it', reader },
-      '30',
-    ),
+    describeStatus(status, status === 422 ? BODY_422 : { code: 'x', detail: 'x' }, { action, reader }, '120'),
   ),
-  describeStatus(429, {}, { action: 'doing it', reader }),
-  describeNotJson('doing it', reader),
-  describeUnexpectedShape('doing it', ['ApplicationOut.name: expected text'], reader),
-  ...CAUSES.map((cause) => describeUnreachable('doing it', 'https://api.svix.com', cause, reader)),
+  describeStatus(429, {}, { action, reader }),
+  describeStatus(429, {}, { action, reader }, '1'),
+  describeNotJson(action, reader),
+  describeUnexpectedShape(action, ['ApplicationOut.name: expected text'], reader),
+  ...CAUSES.map((cause) => describeUnreachable(action, LONG_ORIGIN, cause, reader)),
 ];
 
 /** Every provider failure message for one reader. */
-const providerMessages = (reader: Reader): string[] => providerFailures(reader).map((failure) => failure.message);
+const providerMessages = (reader: Reader, action?: string): string[] =>
+  providerFailures(reader, action).map((failure) => failure.message);
 
 const FILTER_FIELDS: FilterField[] = ['statuses', 'auctioneerUuid', 'skipOutdated'];
 
@@ -80,13 +101,16 @@ const connectionMessages = [
   return result.ok ? '' : result.message;
 });
 
-/** Everything a person may read in Zapier, from the app's own wording. */
+/** Everything a person may read in Zapier, from the app's own wording: each failure kind in each operation. */
 const zapierMessages = async (): Promise<string[]> => {
   const invalid = await decodePayload({ status: 1 });
+  const inZapier = READERS.filter((reader) => reader !== 'setup');
   const notJson = parseBody('<html>');
   const connection = { apiKey: API_KEY, appId: 'app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9', baseUrl: 'https://api.svix.com' };
   return [
-    ...READERS.filter((reader) => reader !== 'setup').flatMap(providerMessages),
+    ...inZapier.flatMap((reader) => EVERY_ACTION.flatMap((action) => providerMessages(reader, action))),
+    ...Object.values(ACCESS_MESSAGES),
+    couldNotCheckMessage(MESSAGE_ID),
     ...REFUSALS.map(refusalMessage),
     ...FILTER_FIELDS.map(unreadableFilter),
     ...Object.values(MESSAGES),
@@ -103,14 +127,12 @@ const zapierMessages = async (): Promise<string[]> => {
   ];
 };
 
-const MESSAGE_ID = 'msg_2pQ7uTnVw9XyZa1Bc3De5Fg7Aa1';
-
 /** What a delivery checked against the provider's record can say: refusals, and each failure to read it. */
 const recordMessages = (): string[] => [
   RECORD_REFUSALS.notConfirmed,
-  RECORD_REFUSALS.beforeEndpoint(MESSAGE_ID),
+  RECORD_REFUSALS.beforeEndpoint,
   RECORD_REFUSALS.expired(MESSAGE_ID),
-  ...providerFailures('zap-run').map((failure) => couldNotConfirm(MESSAGE_ID)(failure).message),
+  ...providerFailures('zap-run', LONGEST_ACTION).map((failure) => couldNotConfirm(MESSAGE_ID)(failure).message),
 ];
 
 const TERMINAL = /\bnpm\b|terminal|command line|--[a-z]|\brun the set-up again\b/i;
@@ -131,6 +153,32 @@ const helpTexts = (): string[] => {
   walk(definition);
   return texts;
 };
+
+describe('every message a person reads in Zapier', () => {
+  it(`fits in the ${ZAPIER_LIMIT} characters Zapier shows, what to do first, with no status, header, key or needless ID`, async () => {
+    const messages = await zapierMessages();
+    expect(messages.length).toBeGreaterThan(400);
+    expect(unreadable(messages)).toEqual([]);
+  });
+
+  it('the check itself catches each rule it states', () => {
+    expect(unreadable(['Svix is down (503). Try again later.'])).toHaveLength(1);
+    expect(unreadable([`Try again: ${'x'.repeat(ZAPIER_LIMIT)}.`])).toHaveLength(1);
+    expect(unreadable(['Try again: the svix-signature header was missing.'])).toHaveLength(1);
+    expect(unreadable([`Nothing to do: ${MESSAGE_ID} was refused.`])).toHaveLength(1);
+    expect(unreadable([`Check the key: ${API_KEY} was refused.`])).toHaveLength(1);
+    expect(unreadable(['Try again in about 120 seconds: Svix is limiting requests.'])).toEqual([]);
+  });
+
+  it('the connection fields: help of at most 300 characters, the key and app ID linking to their dashboard page', () => {
+    const fields = authentication.fields;
+    for (const field of fields) expect((field.helpText ?? '').length).toBeLessThanOrEqual(300);
+    const help = (key: string) => fields.find((field) => field.key === key)?.helpText ?? '';
+    expect(help('apiKey')).toContain('(https://dashboard.svix.com/api-access)');
+    expect(help('appId')).toContain('(https://dashboard.svix.com/)');
+    expect(help('serverUrl')).toMatch(/^Leave empty\. Only for a self-hosted Svix, or an address Svix gave you/);
+  });
+});
 
 describe('messages, where they are read', () => {
   it('has something to render', async () => {
@@ -165,7 +213,7 @@ describe('messages, where they are read', () => {
     // message says the event did not run.
     for (const message of providerMessages('zap-run')) expect(message).not.toMatch(/try again/i);
     for (const message of providerMessages('zap-run').filter((text) => /temporary|Could not reach/.test(text))) {
-      expect(message).toMatch(/The Zap did not run for this event/);
+      expect(message).toMatch(/the Zap did not run for this event\.$/);
     }
   });
 
@@ -177,7 +225,7 @@ describe('messages, where they are read', () => {
     for (const failure of providerFailures('zap-run')) {
       const message = couldNotConfirm(MESSAGE_ID)(failure).message;
       expect(message).toContain(MESSAGE_ID);
-      expect(message).toMatch(/resend it to this Zap's endpoint/);
+      expect(message).toMatch(new RegExp(`^(Resend|Reconnect .*, then resend) message ${MESSAGE_ID}`));
     }
     expect(RECORD_REFUSALS.notConfirmed).not.toMatch(/resend/i);
     expect(RECORD_REFUSALS.expired(MESSAGE_ID)).toContain(MESSAGE_ID);

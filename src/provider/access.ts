@@ -1,5 +1,5 @@
 import { appNotFound } from './api';
-import { EVENT_TYPE_NAME } from './eventType';
+import { EVENT_TYPE_ACTIONS, EVENT_TYPE_NAME } from './eventType';
 import { callProvider, type Caller } from './request';
 
 /**
@@ -9,15 +9,22 @@ import { callProvider, type Caller } from './request';
  * may not do, why a Zap needs it, and what to do, in the guide's words.
  */
 
-/** What to do about a key that may not do what a Zap needs (docs/guide.md, "Choose the key Zapier connects with"). */
-const OTHER_KEY =
-  "Reconnect with an API Access Key (from the API Access page of Svix's dashboard), or ask whoever set up your Consumer App for an integration key that may do this.";
+/** What to do about a key that may not do what a Zap needs (docs/svix-setup.md says how each key is made). */
+const otherKey = (may: string) =>
+  `Reconnect with an API Access Key, or ask whoever set up your Consumer App for an integration key that may ${may}`;
 
 export const ACCESS_MESSAGES = {
-  endpoints: `This key can read your Consumer App, but Svix does not let it read the Consumer App's endpoints, which turning a Zap on needs (the Zap adds its own endpoint, and finds it again if Zapier retries). ${OTHER_KEY}`,
-  messages: `This key can read your Consumer App, but Svix does not let it read the Consumer App's messages, which a Zap needs to confirm an auction event after the endpoint's signing secret changes, and to show recent events in Test trigger. ${OTHER_KEY}`,
-  eventTypes: `This key can read your Consumer App, but Svix does not let it read event types, which turning a Zap on needs (the Zap checks that ${EVENT_TYPE_NAME} is registered). ${OTHER_KEY}`,
-  eventTypeMissing: `The ${EVENT_TYPE_NAME} event type is not registered in your Svix account, and an integration key may not register it, so no Zap could be turned on. Ask whoever set up your Consumer App to register it (with this integration's set-up, or in Svix's dashboard under Event Types), or reconnect with an API Access Key, which registers it when a Zap is turned on.`,
+  endpoints: `${otherKey('list endpoints')}: turning a Zap on adds an endpoint to your Consumer App, and Svix does not let this key list them.`,
+  messages: `${otherKey('read messages')}: a Zap reads them to confirm events after its signing secret changes, and Svix does not let this key.`,
+  eventTypes: `${otherKey('read event types')}: turning a Zap on checks that ${EVENT_TYPE_NAME} is registered, and Svix does not let this key.`,
+  eventTypeMissing: `Ask whoever set up your Consumer App to register the ${EVENT_TYPE_NAME} event type, or reconnect with an API Access Key: it is not registered, and an integration key may not register it.`,
+};
+
+/** What each check does, as a phrase in the messages a person reads. */
+export const ACCESS_ACTIONS = {
+  endpoints: "reading your Consumer App's endpoints",
+  messages: "reading your Consumer App's messages",
+  eventType: EVENT_TYPE_ACTIONS.read,
 };
 
 type Check = { path: string; params?: Record<string, string | number>; refused: string; action: string };
@@ -37,18 +44,18 @@ export const checkAccess = async (caller: Caller): Promise<void> => {
       path: `${app}/endpoint`,
       params: { limit: 1 },
       refused: ACCESS_MESSAGES.endpoints,
-      action: "reading your Consumer App's endpoints",
+      action: ACCESS_ACTIONS.endpoints,
     },
     {
       path: `${app}/msg`,
       params: { limit: 1, event_types: EVENT_TYPE_NAME },
       refused: ACCESS_MESSAGES.messages,
-      action: "reading your Consumer App's messages",
+      action: ACCESS_ACTIONS.messages,
     },
     {
       path: `/api/v1/event-type/${EVENT_TYPE_NAME}`,
       refused: ACCESS_MESSAGES.eventTypes,
-      action: `reading the ${EVENT_TYPE_NAME} event type`,
+      action: ACCESS_ACTIONS.eventType,
     },
   ];
   const answers = await Promise.all(

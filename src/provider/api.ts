@@ -11,12 +11,24 @@ import { callProvider, decodeAnswer, type Caller, type ProviderCall } from './re
  * that goes into a path has been checked against the provider's id pattern.
  */
 
+/** What each call does, as a phrase in the messages a person reads ("Svix refused the key while …"). */
+export const ACTIONS = {
+  readApp: 'reading your Consumer App',
+  createEndpoint: "creating this Zap's endpoint",
+  readEndpoint: "reading this Zap's endpoint",
+  restoreEndpoint: "turning this Zap's endpoint back on",
+  readSecret: "reading this Zap's signing secret",
+  deleteEndpoint: "removing this Zap's endpoint",
+  recentEvents: 'reading recent auction events',
+  record: "reading Svix's record of auction events",
+};
+
 const appPath = (connection: Connection): string => `/api/v1/app/${encodeURIComponent(connection.appId)}`;
 
 /** What a person reads in Zapier when this Zap's endpoint cannot be used. */
 export const ENDPOINT_MESSAGES = {
-  damaged: "This Zap's link to its endpoint in Svix is damaged. Turn the Zap off and on again to create a new one.",
-  gone: "This Zap's endpoint no longer exists in Svix (it may have been deleted in Svix's dashboard). Turn the Zap off and on again to create a new one.",
+  damaged: "Turn the Zap off and on again to make a new endpoint: this Zap's link to its endpoint in Svix is damaged.",
+  gone: "Turn the Zap off and on again to make a new endpoint: this Zap's endpoint no longer exists in Svix (it may have been deleted in Svix's dashboard).",
 };
 
 const checkEndpointId = (caller: Caller, endpointId: string): string => {
@@ -32,8 +44,8 @@ const isIntegrationKey = (apiKey: string): boolean => apiKey.startsWith('integsk
 /** A 404 for the Consumer App: the ID, the key's account or its region do not match. */
 export const appNotFound = (connection: Connection): string =>
   isIntegrationKey(connection.apiKey)
-    ? `Svix has no Consumer App with the ID ${connection.appId} for this integration key. An integration key works only in the Consumer App it was made for: check that the Consumer App ID is the one given to you with the key, and that both come from the same Svix account, environment (Production or Development) and region (a key for the EU region ends in .eu).`
-    : `Svix has no Consumer App with the ID ${connection.appId} for this API key. Check that the Consumer App ID and the key come from the same Svix account, the same environment (Production or Development: each has its own keys) and the same region (a key for the EU region ends in .eu).`;
+    ? `Check that the Consumer App ID is the one given to you with the integration key (it works only in that app): Svix has no Consumer App ${connection.appId} for this key.`
+    : `Check that the Consumer App ID and the key come from the same Svix account, environment (Production or Development) and region (an EU key ends in .eu): Svix has no Consumer App ${connection.appId} for this key.`;
 
 /** The provider calls of the shared operations (the event type), made through this caller. */
 export const transportOf = (caller: Caller): ProviderTransport => ({
@@ -42,7 +54,7 @@ export const transportOf = (caller: Caller): ProviderTransport => ({
 });
 
 export const getApplication = async (caller: Caller): Promise<ApplicationOut> => {
-  const action = 'reading your Consumer App';
+  const action = ACTIONS.readApp;
   const answer = await callProvider(caller, {
     method: 'GET',
     path: appPath(caller.connection),
@@ -60,16 +72,18 @@ export interface NewEndpoint {
   uid: string;
   description: string;
   secret: string;
+  /** Messages a second Svix sends it at most. */
+  throttleRate?: number;
 }
 
 export type EndpointCreation =
   | { kind: 'created'; endpoint: EndpointOut }
   /** An endpoint with this uid exists already (a retried subscribe). */
   | { kind: 'exists' }
-  /** The provider refused the data (422): most likely the event type is not registered. */
-  | { kind: 'refused'; body: unknown };
+  /** Svix refused it (400, 403 or 422): the event type is not registered, a field is not allowed on this plan… */
+  | { kind: 'refused'; status: number; body: unknown };
 
-export const CREATE_ENDPOINT = 'creating the endpoint that sends auction events to this Zap';
+export const CREATE_ENDPOINT = ACTIONS.createEndpoint;
 
 /** Creates the endpoint that delivers AUCTION_STATUS_CHANGE to the Zap, with its signing secret. */
 export const createEndpoint = async (caller: Caller, endpoint: NewEndpoint): Promise<EndpointCreation> => {
@@ -82,18 +96,19 @@ export const createEndpoint = async (caller: Caller, endpoint: NewEndpoint): Pro
       description: endpoint.description,
       eventTypes: [EVENT_TYPE_NAME],
       secret: endpoint.secret,
+      ...(endpoint.throttleRate === undefined ? {} : { throttleRate: endpoint.throttleRate }),
     },
     action: CREATE_ENDPOINT,
-    accept: [409, 422],
-    notFound: `${appNotFound(caller.connection)} Then turn the Zap on again.`,
+    accept: [400, 403, 409, 422],
+    notFound: appNotFound(caller.connection),
   });
   if (answer.status === 409) return { kind: 'exists' };
-  if (answer.status === 422) return { kind: 'refused', body: answer.body };
+  if (answer.status >= 400) return { kind: 'refused', status: answer.status, body: answer.body };
   return { kind: 'created', endpoint: decodeAnswer(caller, EndpointOut, answer.body, CREATE_ENDPOINT) };
 };
 
 export const getEndpoint = async (caller: Caller, idOrUid: string): Promise<EndpointOut> => {
-  const action = "reading this Zap's endpoint";
+  const action = ACTIONS.readEndpoint;
   const answer = await callProvider(caller, {
     method: 'GET',
     path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, idOrUid)}`,
@@ -104,7 +119,7 @@ export const getEndpoint = async (caller: Caller, idOrUid: string): Promise<Endp
 
 /** Turns an endpoint back on and points it at AUCTION_STATUS_CHANGE only. */
 export const restoreEndpoint = async (caller: Caller, endpointId: string, url: string): Promise<EndpointOut> => {
-  const action = "turning this Zap's endpoint back on";
+  const action = ACTIONS.restoreEndpoint;
   const answer = await callProvider(caller, {
     method: 'PATCH',
     path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}`,
@@ -125,7 +140,7 @@ export const getEndpointSecret = async (
   endpointId: string,
   options: Pick<ProviderCall, 'timeoutMs' | 'attempts' | 'reword'> = {},
 ): Promise<string> => {
-  const action = "reading the signing secret of this Zap's endpoint";
+  const action = ACTIONS.readSecret;
   const answer = await callProvider(caller, {
     method: 'GET',
     path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}/secret`,
@@ -142,7 +157,7 @@ export const deleteEndpoint = async (caller: Caller, endpointId: string): Promis
   const answer = await callProvider(caller, {
     method: 'DELETE',
     path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}`,
-    action: "removing this Zap's endpoint",
+    action: ACTIONS.deleteEndpoint,
     accept: [404],
   });
   return answer.status === 404 ? 'already-gone' : 'deleted';
@@ -150,7 +165,7 @@ export const deleteEndpoint = async (caller: Caller, endpointId: string): Promis
 
 /** The Consumer App's most recent AUCTION_STATUS_CHANGE messages, newest first. */
 export const listRecentMessages = async (caller: Caller, limit: number): Promise<MessageOut[]> => {
-  const action = 'reading recent auction events from your Consumer App';
+  const action = ACTIONS.recentEvents;
   const answer = await callProvider(caller, {
     method: 'GET',
     path: `${appPath(caller.connection)}/msg`,
@@ -161,7 +176,7 @@ export const listRecentMessages = async (caller: Caller, limit: number): Promise
   return decodeAnswer(caller, ListResponseMessageOut, answer.body, action).data;
 };
 
-const LIST_WINDOW = "reading your Consumer App's record of auction events";
+const LIST_WINDOW = ACTIONS.record;
 
 /** A page of the Consumer App's AUCTION_STATUS_CHANGE messages made between two times (exclusive), newest first. */
 export const listMessagesBetween = async (

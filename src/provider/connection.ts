@@ -23,7 +23,7 @@ export interface Connection {
 export type ConnectionResult = { ok: true; connection: Connection } | { ok: false; message: string };
 
 export const APP_ID_HELP =
-  "The Consumer App ID must start with app_ followed by 27 letters or digits (for example app_2aBcD…). Copy it from the Consumer Applications list in Svix's dashboard.";
+  "Copy the Consumer App ID again from the Consumer Applications list in Svix's dashboard: it starts with app_ followed by 27 letters or digits.";
 
 /** Reads and checks the connection's fields before any request is made. */
 export const readConnection = (authData: unknown): ConnectionResult => {
@@ -35,7 +35,7 @@ export const readConnection = (authData: unknown): ConnectionResult => {
     return {
       ok: false,
       message:
-        "This connection has no key. Reconnect the account in Zapier and paste an integration key from whoever set up your Consumer App, or an API Access Key from the API Access page of Svix's dashboard.",
+        "Reconnect your account in Zapier with a key: an integration key from whoever set up your Consumer App, or an API Access Key from the API Access page of Svix's dashboard.",
     };
   }
   if (!isAppId(appId)) {

@@ -7,6 +7,13 @@ import { EventTypeOut } from './codecs';
  * service's published interface registers it (schema version "1").
  */
 export const EVENT_TYPE_NAME = 'AUCTION_STATUS_CHANGE';
+
+/** What each call on the event type does, as a phrase in the messages a person reads. */
+export const EVENT_TYPE_ACTIONS = {
+  read: `reading the ${EVENT_TYPE_NAME} event type`,
+  register: `registering the ${EVENT_TYPE_NAME} event type`,
+  update: `updating the ${EVENT_TYPE_NAME} event type to the published schema`,
+};
 export const SCHEMA_VERSION = '1';
 
 export const auctionStatusChangeEventType = {
@@ -59,7 +66,7 @@ export const ensureEventType = async (
   transport: ProviderTransport,
   policy: EventTypePolicy,
 ): Promise<EventTypeState> => {
-  const action = `reading the ${EVENT_TYPE_NAME} event type`;
+  const action = EVENT_TYPE_ACTIONS.read;
   const read = await transport.call({ method: 'GET', path: EVENT_TYPE_PATH, action, accept: [403, 404] });
   if (read.status === 403) return 'not-permitted';
   if (read.status === 404) {
@@ -67,7 +74,7 @@ export const ensureEventType = async (
       method: 'POST',
       path: '/api/v1/event-type',
       body: auctionStatusChangeEventType,
-      action: `registering the ${EVENT_TYPE_NAME} event type`,
+      action: EVENT_TYPE_ACTIONS.register,
       accept: [403, 409],
     });
     if (created.status === 403) return 'not-permitted';
@@ -89,7 +96,7 @@ export const ensureEventType = async (
       archived: false,
       schemas: { ...schemas, [SCHEMA_VERSION]: published },
     },
-    action: `updating the ${EVENT_TYPE_NAME} event type to the published schema`,
+    action: EVENT_TYPE_ACTIONS.update,
     accept: [403],
   });
   return updated.status === 403 ? 'not-permitted' : 'updated';

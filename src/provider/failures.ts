@@ -4,13 +4,17 @@ import { parseJson } from './json';
 
 /**
  * Plain-English descriptions of what went wrong talking to the provider. Pure:
- * the request layer turns these into the platform's error classes. Messages
- * name the action and the fields involved, never a key, secret or payload value.
+ * the request layer turns these into the platform's error classes. A message
+ * a person reads starts with what to do (Zapier shows at most 250 characters
+ * of it), then what happened; it names the action and the fields involved,
+ * never a key, a secret, a payload value, an HTTP status or a header: those
+ * go to the log (`log`), for whoever supports the Zap.
  */
-export type Failure =
+export type Failure = (
   | { kind: 'auth'; message: string }
   | { kind: 'throttled'; message: string; delaySeconds?: number }
-  | { kind: 'error'; code: string; status: number; message: string };
+  | { kind: 'error'; code: string; status: number; message: string }
+) & { log?: string };
 
 /** A provider error code such as `not_found` is a slug; anything else is not repeated. */
 const safeCode = (body: unknown): string | undefined => {
@@ -74,65 +78,64 @@ export interface FailureContext {
   invalid?: string;
 }
 
-/** The phrases that differ by reader. */
 /** What a person reads the same in the Zap editor and in a run's history. */
 const IN_ZAPIER = {
-  serverUrl: "check the connection's Server URL field in Zapier (leave it empty for Svix's default)",
-  otherKey: 'Reconnect the account in Zapier with',
+  serverUrl: "check the connection's Server URL (leave it empty for Svix's default)",
+  both: "the connection's Consumer App ID and Server URL (empty for Svix's default)",
+  reconnect: 'Reconnect your account in Zapier',
   connection: "the connection's Consumer App ID",
-  escalate: 'show this message to whoever set up your Consumer App in Svix',
+  escalate: 'show this to whoever set up your Consumer App in Svix',
+  fields: "the connection's fields",
 };
 
+/** The phrases that differ by reader. */
 const PHRASES: Record<
   Reader,
-  {
+  typeof IN_ZAPIER & {
     /** What to do about a passing problem: undefined where the person can do nothing about this one. */
     tryLater: string | undefined;
-    /** What became of the work. */
+    /** What became of the work, after what happened. */
     outcome: string;
-    /** How to correct the address of the provider's API. */
-    serverUrl: string;
-    /** How to use another key. */
-    otherKey: string;
-    /** Where the Consumer App is named. */
-    connection: string;
-    /** Who can act on a failure that is not the person's to fix (the integration or its set-up may be at fault). */
-    escalate: string;
   }
 > = {
   'zap-editor': { ...IN_ZAPIER, tryLater: 'try again in a few minutes', outcome: '' },
-  'zap-run': { ...IN_ZAPIER, tryLater: undefined, outcome: ' The Zap did not run for this event.' },
+  'zap-run': { ...IN_ZAPIER, tryLater: undefined, outcome: ', so the Zap did not run for this event' },
   setup: {
     tryLater: 'run the set-up again in a few minutes',
     outcome: '',
     serverUrl: "check the --server-url option (leave it out for Svix's default)",
-    otherKey: 'Run the set-up again with',
+    reconnect: 'Run the set-up again',
     connection: 'the Consumer App',
+    both: "the Consumer App and the --server-url option (leave it out for Svix's default)",
     escalate: 'keep this message for whoever maintains this integration',
+    fields: 'the options',
   },
-};
-
-const withCode = (status: number, body: unknown): string => {
-  const code = safeCode(body);
-  return code ? `${status}, ${code}` : String(status);
 };
 
 const capitalised = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
 
-/** What a person does about a key Svix refused (401). */
+const seconds = (count: number): string => (count === 1 ? 'a second' : `about ${count} seconds`);
+
+/** What a person does about a key Svix refused. */
 const rejectedKey = (action: string, reader: Reader): string =>
   reader === 'setup'
-    ? `Svix did not accept the API Access Key while ${action} (401). Check that you copied the whole key, or create a new one on the API Access page of Svix's dashboard, then run the set-up again.`
-    : `Svix did not accept this connection's key while ${action} (401): it may have been mistyped, replaced or deleted. Reconnect the account in Zapier with a current key: an integration key from whoever set up your Consumer App, or an API Access Key from the API Access page of Svix's dashboard.`;
+    ? `Check that you copied the whole key, or create a new one on the API Access page of Svix's dashboard, then run the set-up again: Svix refused the key while ${action}.`
+    : `Reconnect your account in Zapier with a current key: Svix refused this connection's key while ${action} (it may be mistyped, replaced or deleted).`;
 
-/** What a person does about Svix's rate limit (429). */
+/** What a person does about Svix's rate limit. */
 const throttled = (action: string, reader: Reader, delaySeconds: number | undefined): string => {
-  const wait = delaySeconds === undefined ? 'a minute' : `about ${delaySeconds} seconds`;
-  const head = `Svix is limiting how many requests this account can make (429) while ${action}.`;
+  const wait = delaySeconds === undefined ? 'a minute' : seconds(Math.max(1, delaySeconds));
   if (reader === 'zap-run')
-    return `${head} This run could not finish. If this keeps happening, ask Svix about your account's rate limit.`;
-  return `${head} Wait ${wait}, then ${reader === 'setup' ? 'run the set-up again' : 'try again'}.`;
+    return `If this keeps happening, ask Svix about your account's rate limit: Svix limited requests while ${action}, so this run could not finish.`;
+  const again = reader === 'setup' ? 'Run the set-up again' : 'Try again';
+  return `${again} in ${wait}: Svix is limiting how many requests this account makes.`;
 };
+
+/** The first step for trouble that may pass, then what happened; or, in a run, what happened and its outcome. */
+const passing = (say: (typeof PHRASES)[Reader], then: string, happened: string): string =>
+  say.tryLater
+    ? `${capitalised(say.tryLater)}; if it keeps happening, ${then}. ${capitalised(happened)}.`
+    : `If this keeps happening, ${then}: ${happened}${say.outcome}.`;
 
 export const describeStatus = (
   status: number,
@@ -142,69 +145,74 @@ export const describeStatus = (
 ): Failure => {
   const { action, reader } = context;
   const say = PHRASES[reader];
-  if (status === 401) return { kind: 'auth', message: rejectedKey(action, reader) };
+  const code = safeCode(body);
+  const log = `Svix answered ${status}${code ? ` (${code})` : ''}${retryAfter ? ` with Retry-After ${retryAfter}` : ''} while ${action}.`;
+  if (status === 401) return { kind: 'auth', message: rejectedKey(action, reader), log };
   if (status === 429) {
     const delaySeconds = retryAfterSeconds(retryAfter);
     return {
       kind: 'throttled',
       message: throttled(action, reader, delaySeconds),
       ...(delaySeconds === undefined ? {} : { delaySeconds }),
+      log,
     };
   }
-  const error = (code: string, message: string): Failure => ({ kind: 'error', code, status, message });
+  const error = (errorCode: string, message: string): Failure => ({
+    kind: 'error',
+    code: errorCode,
+    status,
+    message,
+    log,
+  });
   switch (status) {
     case 400:
       return error(
         'ProviderBadRequest',
-        `Svix refused the request made while ${action} (${withCode(status, body)}). Check ${say.connection}, and ${say.serverUrl}; if they are right and this keeps happening, ${say.escalate}.`,
+        `Check ${say.both}; if they are right, ${say.escalate}. Svix refused the request made while ${action}.`,
       );
     case 403:
       return error(
         'ProviderForbidden',
         context.forbidden ??
-          `The key is not allowed to do this (${action}, ${withCode(status, body)}). ${say.otherKey} a key of the Svix account that owns this Consumer App.`,
+          `${say.reconnect} with a key of the Svix account that owns this Consumer App: Svix did not let this key do it (${action}).`,
       );
     case 404:
       return error(
         'ProviderNotFound',
         context.notFound ??
-          `Svix found nothing while ${action} (404). Check ${say.connection}, and that the key comes from the same Svix account, environment and region.`,
+          `Check ${say.connection}, and that it and the key come from the same Svix account, environment and region: Svix found nothing while ${action}.`,
       );
     case 409:
       return error(
         'ProviderConflict',
-        context.conflict ??
-          `Svix reported a conflict while ${action} (${withCode(status, body)}): it already exists.${say.outcome} ${
-            say.tryLater ? `${capitalised(say.tryLater)}; if` : 'If'
-          } it keeps happening, ${say.escalate}.`,
+        context.conflict ?? passing(say, say.escalate, `Svix reported a conflict while ${action}`),
       );
     case 413:
       return error(
         'ProviderTooLarge',
-        `The request made while ${action} was too large for Svix (413). ${capitalised(say.escalate)}.`,
+        `${capitalised(say.escalate)}: the request made while ${action} was too large for Svix.`,
       );
     case 422: {
       const fields = invalidFields(body);
-      const which = fields.length > 0 ? `: check ${fields.join(', ')}` : '';
+      const which = fields.length > 0 ? ` (${fields.slice(0, 3).join(', ')})` : '';
       return error(
         'ProviderInvalidData',
         context.invalid ??
-          `Svix could not accept the data sent while ${action} (422)${which}. If ${reader === 'setup' ? 'the options' : "the connection's fields"} look right, ${say.escalate}.`,
+          `Check ${say.fields}${which}; if they look right, ${say.escalate}. Svix could not accept the data sent while ${action}.`,
       );
     }
     default:
       if (status >= 500) {
-        const next = say.tryLater
-          ? ` Nothing is wrong on your side: ${say.tryLater}.`
-          : " If this keeps happening, check Svix's status page.";
         return error(
           'ProviderUnavailable',
-          `Svix had a temporary problem while ${action} (${status}).${say.outcome}${next}`,
+          say.tryLater
+            ? `${capitalised(say.tryLater)}: Svix had a temporary problem while ${action}. Nothing is wrong on your side.`
+            : `If this keeps happening, check Svix's status page: Svix had a temporary problem while ${action}${say.outcome}.`,
         );
       }
       return error(
         'ProviderUnexpectedStatus',
-        `Svix answered with an unexpected status (${status}) while ${action}. ${capitalised(say.serverUrl)}.`,
+        `${capitalised(say.serverUrl)}: Svix answered in an unexpected way while ${action}.`,
       );
   }
 };
@@ -240,17 +248,19 @@ export const describeNotJson = (action: string, reader: Reader): Failure => ({
   kind: 'error',
   code: 'ProviderNotJson',
   status: 502,
-  message: `The answer received while ${action} was not Svix's usual JSON, so the address used may not be Svix's API: ${PHRASES[reader].serverUrl}.`,
+  message: `${capitalised(PHRASES[reader].serverUrl)}: the answer received while ${action} was not from Svix's API.`,
+  log: `The answer received while ${action} was not JSON.`,
 });
 
 export const describeUnexpectedShape = (action: string, problems: readonly string[], reader: Reader): Failure => ({
   kind: 'error',
   code: 'ProviderUnexpectedAnswer',
   status: 502,
-  message: `Svix's answer while ${action} was not in the expected form (${problems.slice(0, 3).join('; ')}). ${capitalised(PHRASES[reader].serverUrl)}; if it is right, ${PHRASES[reader].escalate}.`,
+  message: `${capitalised(PHRASES[reader].serverUrl)}; if it is right, ${PHRASES[reader].escalate}. Svix's answer while ${action} was not in the expected form.`,
+  log: `Svix's answer while ${action} was not in the expected form: ${problems.slice(0, 5).join('; ')}.`,
 });
 
-/** Network-level failures: refused connections, DNS, time-outs. Names the host, never the key. */
+/** Network-level failures: refused connections, DNS, time-outs. The host goes to the log, never the key. */
 export const describeUnreachable = (action: string, origin: string, cause: unknown, reader: Reader): Failure => {
   const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String(cause.code) : '';
   const type = typeof cause === 'object' && cause !== null && 'type' in cause ? String(cause.type) : '';
@@ -267,8 +277,7 @@ export const describeUnreachable = (action: string, origin: string, cause: unkno
     kind: 'error',
     code: 'ProviderUnreachable',
     status: 503,
-    message: `Could not reach Svix at ${origin} while ${action}: ${reason}.${say.outcome} ${
-      say.tryLater ? `${capitalised(say.tryLater)}; if` : 'If'
-    } this keeps happening, ${say.serverUrl}.`,
+    message: passing(say, say.serverUrl, `Svix could not be reached while ${action} (${reason})`),
+    log: `Could not reach ${origin} while ${action}: ${code || type || 'no answer'}.`,
   };
 };

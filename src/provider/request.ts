@@ -56,6 +56,8 @@ export const withoutBundle = <E extends Error>(error: E): E => {
 };
 
 export const raise = (z: ZObject, failure: Failure): never => {
+  // What a person does not read (a status, a header, a host) goes to the log, for whoever supports the Zap.
+  if (failure.log) z.console.log(failure.log);
   switch (failure.kind) {
     case 'auth':
       throw withoutBundle(new z.errors.ExpiredAuthError(failure.message));

@@ -25,11 +25,11 @@ export type ServerUrlResult = { ok: true; url: string } | { ok: false; problem: 
 export type ServerUrlSource = 'zapier' | 'setup';
 
 const NAMED: Record<ServerUrlSource, { name: string; leave: string }> = {
-  zapier: { name: 'The Server URL', leave: 'Leave the field empty' },
-  setup: { name: 'The --server-url option', leave: 'Leave the option out' },
+  zapier: { name: 'the Server URL', leave: 'Leave the Server URL empty' },
+  setup: { name: 'the --server-url option', leave: 'Leave the --server-url option out' },
 };
 
-/** Checks a server URL typed by a person; the answer says what is wrong without echoing it. */
+/** Checks a server URL typed by a person; the answer says what to do first, without echoing it. */
 export const checkServerUrl = (raw: string, source: ServerUrlSource = 'zapier'): ServerUrlResult => {
   const { name, leave } = NAMED[source];
   let parsed: URL;
@@ -38,23 +38,23 @@ export const checkServerUrl = (raw: string, source: ServerUrlSource = 'zapier'):
   } catch {
     return {
       ok: false,
-      problem: `${name} is not a web address. ${leave} to use Svix's default, or give one such as https://api.eu.svix.com.`,
+      problem: `${leave} to use Svix's default, or give an address such as https://api.eu.svix.com: ${name} is not a web address.`,
     };
   }
   if (parsed.username || parsed.password || parsed.search || parsed.hash) {
     return {
       ok: false,
-      problem: `${name} must be a plain address such as https://api.eu.svix.com, without a user name, password, query or fragment.`,
+      problem: `Give ${name} as a plain address such as https://api.eu.svix.com, without a user name, password, query or fragment.`,
     };
   }
   if (parsed.protocol === 'http:' && !isLoopbackHost(parsed.hostname)) {
     return {
       ok: false,
-      problem: `${name} must start with https:// so the key is never sent unencrypted (plain http:// is only allowed for a sandbox on this computer, such as http://127.0.0.1).`,
+      problem: `Start ${name} with https://, so the key is never sent unencrypted (plain http:// is only for a sandbox on this computer, such as http://127.0.0.1).`,
     };
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    return { ok: false, problem: `${name} must start with https://.` };
+    return { ok: false, problem: `Start ${name} with https://.` };
   }
   const path = parsed.pathname.replace(/\/+$/, '');
   return { ok: true, url: `${parsed.protocol}//${parsed.host}${path}` };

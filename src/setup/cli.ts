@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { askHidden, QuestionStopped } from '../cli/askHidden';
 import { commandLineAdvice, npmHint, optionsNpmTook } from '../cli/npmOptions';
 import { runCommand } from '../cli/runCommand';
+import { isAppId } from '../provider/ids';
 import { serverUrlFor } from '../provider/serverUrl';
 import { ProviderClient, ProviderFailure } from './client';
 import { API_KEY_LABEL } from '../authentication';
@@ -10,7 +11,7 @@ import { DEFAULT_APP_NAME, runSetup } from './setup';
 
 const USAGE = `Set up your Consumer App to receive the auction service's AUCTION_STATUS_CHANGE events.
 
-Usage: npm run setup -- [--server-url URL] [--app-name NAME] [--endpoint-url URL]
+Usage: npm run setup -- [--server-url URL] [--app-name NAME | --app-id ID] [--endpoint-url URL]
                         [--integration-key | --rotate-integration-key]
 
 The API Access Key of your Svix account is read from the SVIX_API_KEY environment variable
@@ -19,6 +20,7 @@ does not show what you type.
 
   --server-url URL            Svix's API address (default: from the key's region)
   --app-name NAME             the Consumer App's name (default: "${DEFAULT_APP_NAME}")
+  --app-id ID                 use this Consumer App, made already in Svix's dashboard (app_…)
   --endpoint-url URL          also add an endpoint for a receiver that is not Zapier
   --integration-key           also make the key to connect Zapier with: an integration key that works
                               only in this Consumer App (printed once, the first time)
@@ -36,6 +38,7 @@ const OPTIONS = {
   'api-key': { type: 'string' },
   'server-url': { type: 'string' },
   'app-name': { type: 'string' },
+  'app-id': { type: 'string' },
   'endpoint-url': { type: 'string' },
   'integration-key': { type: 'boolean' },
   'rotate-integration-key': { type: 'boolean' },
@@ -109,6 +112,13 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     );
     return 2;
   }
+  const appId = values['app-id']?.trim();
+  if (appId !== undefined && (!isAppId(appId) || values['app-name'] !== undefined)) {
+    io.err(
+      `Give --app-id as the Consumer App ID (app_ followed by 27 letters or digits), without --app-name.\n\n${USAGE}`,
+    );
+    return 2;
+  }
   io.out(`Using Svix at ${server.url}`);
   if (values['integration-key'] && values['rotate-integration-key']) {
     io.err(
@@ -121,6 +131,7 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     const result = await runSetup({
       client: new ProviderClient({ baseUrl: server.url, apiKey }),
       ...(values['app-name'] ? { appName: values['app-name'] } : {}),
+      ...(appId ? { appId } : {}),
       ...(values['endpoint-url'] ? { endpointUrl: values['endpoint-url'] } : {}),
       ...(integrationKey ? { integrationKey } : {}),
       say: io.out,
@@ -141,6 +152,8 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     if (error instanceof ProviderFailure) {
       // Worded for the terminal (see Reader in provider/failures.ts).
       io.err(`Set-up stopped: ${error.message}`);
+      // What Svix answered (its status, a header, the host), for whoever maintains the integration.
+      if (error.failure.log) io.err(`  (${error.failure.log})`);
       return 1;
     }
     throw error;

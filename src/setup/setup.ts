@@ -17,6 +17,8 @@ export const DEFAULT_APP_NAME = 'Auction Status Webhooks';
 export interface SetupOptions {
   client: ProviderClient;
   appName?: string;
+  /** A Consumer App made already (in Svix's dashboard): used as it is, instead of one the set-up makes. */
+  appId?: string;
   endpointUrl?: string;
   /** Make sure Zapier has an integration key (`ensure`), or replace it (`rotate`). */
   integrationKey?: 'ensure' | 'rotate';
@@ -43,6 +45,17 @@ export const appUidFor = (name: string): string => {
     .toLowerCase()
     .slice(0, 200);
   return slug === '' ? `app-${createHash('sha256').update(name).digest('hex').slice(0, 16)}` : slug;
+};
+
+const readApp = async (client: ProviderClient, appId: string): Promise<ApplicationOut> => {
+  const action = 'reading your Consumer App';
+  const answer = await client.call({
+    method: 'GET',
+    path: `/api/v1/app/${encodeURIComponent(appId)}`,
+    action,
+    notFound: `Check the --app-id option: Svix has no Consumer App ${appId} in the environment of this key.`,
+  });
+  return client.decode(ApplicationOut, answer.body, action);
 };
 
 const ensureApp = async (client: ProviderClient, name: string) => {
@@ -99,8 +112,10 @@ const ensureEndpoint = async (client: ProviderClient, appId: string, url: string
 export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
   const say = options.say ?? (() => undefined);
   const name = options.appName?.trim() || DEFAULT_APP_NAME;
-  const { app, created } = await ensureApp(options.client, name);
-  say(`${created ? 'Created' : 'Reusing'} the Consumer App "${app.name}" (${app.id}).`);
+  const { app, created } = options.appId
+    ? { app: await readApp(options.client, options.appId), created: false }
+    : await ensureApp(options.client, name);
+  say(`${created ? 'Created' : 'Using'} the Consumer App "${app.name}" (${app.id}).`);
   const eventType = await registerEventType(options.client);
   say(
     {

@@ -35,38 +35,43 @@ export type SubscribeData = t.TypeOf<typeof SubscribeData>;
 export type DeliveryRefusal =
   Refusal | 'no-delivery' | 'no-body' | 'not-a-svix-id' | 'unchecked-signature' | 'event-too-old';
 
-const NOT_FROM_YOUR_APP = 'so it did not come from your Consumer App as sent, and the Zap did not run.';
+/** A request anyone could have sent to the Zap's address: nothing to do, unless it was the person's own. */
+const notFromSvix = (what: string): string =>
+  `Nothing to do unless you sent it: ${what}, so it did not come from your Consumer App and the Zap did not run.`;
+
+/** Runs are remembered 7 days: an older event could have run already. */
+const tooOld = (what: string): string =>
+  `Nothing to do: ${what} over 7 days ago, and this Zap remembers the events it ran for 7 days only, so it did not run it again.`;
 
 const REFUSALS: Record<DeliveryRefusal, string> = {
   'no-delivery':
-    "Ignored a run of this Zap's trigger that carried no delivery from Svix: there was nothing to check, so the Zap did not run. Nothing needs to change; the next auction event runs it as usual.",
-  'no-body': `Ignored a request to this Zap's address that had no body, ${NOT_FROM_YOUR_APP}`,
-  'missing-headers': `Ignored a request to this Zap's address without Svix's signature headers (svix-id, svix-timestamp, svix-signature), ${NOT_FROM_YOUR_APP} Nothing needs to change unless you sent it yourself.`,
-  'bad-timestamp': `Refused a delivery whose signing time (svix-timestamp) is not a valid time, ${NOT_FROM_YOUR_APP}`,
-  'too-old':
-    'Refused a delivery signed more than 7 days ago: this Zap remembers which events it ran for 7 days only, so it cannot tell whether it already ran for this one, and did not run.',
-  'event-too-old':
-    'Refused a delivery of an event that happened more than 7 days ago (sent again since): this Zap remembers which events it ran for 7 days only, so it cannot tell whether it already ran for this one, and did not run.',
-  'not-a-svix-id': `Refused a delivery whose id (svix-id) is not one Svix makes (Svix's message ids are msg_ and 27 letters or digits), ${NOT_FROM_YOUR_APP}`,
-  'too-new': `Refused a delivery whose signing time (svix-timestamp) is more than 5 minutes ahead, ${NOT_FROM_YOUR_APP}`,
-  'no-valid-signature': `Refused a delivery whose signature (svix-signature) does not match this Zap's endpoint secret, ${NOT_FROM_YOUR_APP} If this happens to every event, turn the Zap off and on again.`,
-  'unchecked-signature': `Refused a delivery whose signature (svix-signature) does not match this Zap's endpoint secret as last read: many such deliveries arrived at once, and Svix could not be asked again in time whether the secret had just been changed or the event is genuine. The Zap did not run. If this happens to every event, turn the Zap off and on again.`,
+    'Nothing to do: this run carried no delivery from Svix, so there was nothing to check and the Zap did not run. The next auction event runs it as usual.',
+  'no-body': notFromSvix("a request to this Zap's address had no body"),
+  'missing-headers': notFromSvix("a request to this Zap's address was not signed by Svix"),
+  'bad-timestamp': notFromSvix("a delivery's signing time was not a valid time"),
+  'too-old': tooOld('this delivery was signed'),
+  'event-too-old': tooOld('this event happened'),
+  'not-a-svix-id': notFromSvix("a delivery's ID is not one Svix makes"),
+  'too-new': notFromSvix('a delivery was signed more than 5 minutes ahead'),
+  'no-valid-signature':
+    "If this happens to every event, turn the Zap off and on again: this delivery's signature does not match the Zap's endpoint secret, so the Zap did not run.",
+  'unchecked-signature':
+    "If this happens to every event, turn the Zap off and on again: this delivery's signature did not match, and Svix could not be asked in time whether it is genuine (many came at once), so the Zap did not run.",
 };
 
 export const refusalMessage = (refusal: DeliveryRefusal): string => REFUSALS[refusal];
 
-/** How to send an event again, for a person in Zapier (Svix resends to one endpoint from its dashboard). */
+/** How to run the Zap for an event that did not run: Svix resends a message to one endpoint from its dashboard. */
 export const resendHint = (messageId: string): string =>
-  `To run the Zap for it, send it again: in Svix's dashboard, open your Consumer App, find the message ${messageId} and resend it to this Zap's endpoint ("Zapier: Auction Status Changed").`;
+  `Resend message ${messageId} to this Zap from your Consumer App in Svix's dashboard`;
+
+/** What a person reads of a delivery that could not be checked while Svix had trouble. */
+export const couldNotCheckMessage = (messageId: string): string =>
+  `${resendHint(messageId)}: its signature did not match this Zap's secret as last read, and Svix could not say in time whether the secret changed, so the Zap did not run.`;
 
 /** A delivery that could not be checked while Svix had trouble: an error (not a halt) naming it. */
 export const couldNotCheck = (z: ZObject, messageId: string): never =>
-  raise(z, {
-    kind: 'error',
-    code: 'SignatureNotChecked',
-    status: 503,
-    message: `The auction event ${messageId} was not signed with this Zap's endpoint secret as last read, and Svix had trouble answering whether the secret had changed or whether the event is genuine, so the Zap did not run for it. ${resendHint(messageId)}`,
-  });
+  raise(z, { kind: 'error', code: 'SignatureNotChecked', status: 503, message: couldNotCheckMessage(messageId) });
 
 /**
  * Stops a delivery that cannot have come from the Consumer App as sent. It is
@@ -80,6 +85,18 @@ export const halt = (z: ZObject, message: string): never => {
 
 /** A halt for one of the refusals above. */
 export const refuse = (z: ZObject, refusal: DeliveryRefusal): never => halt(z, refusalMessage(refusal));
+
+/** Problems as they fit in a message of 250 characters, by field (the event's own name left out): the first ones, and how many more. */
+const listed = (problems: readonly string[]): string => {
+  const shown: string[] = [];
+  for (const problem of problems.map((text) => text.replace(/^AuctionStatusChange\./, ''))) {
+    if ([...shown, problem].join('; ').length > 130) break;
+    shown.push(problem);
+  }
+  if (shown.length === 0) shown.push((problems[0] ?? '').slice(0, 100));
+  const rest = problems.length - shown.length;
+  return rest > 0 ? `${shown.join('; ')} and ${rest} more` : shown.join('; ');
+};
 
 export type PayloadResult =
   { ok: true; payload: AuctionStatusChange; extras: ExtraFields } | { ok: false; message: string };
@@ -98,9 +115,7 @@ export const decodePayload = (body: unknown): PayloadResult => {
     const problems = describeDecodeErrors(decoded.left);
     return {
       ok: false,
-      message:
-        `The auction event did not have the published form (${problems.slice(0, 5).join('; ')}), so the Zap did not run. ` +
-        "This comes from the auction service: send these field names to the auction service's support team.",
+      message: `Send these field names to the auction service's support team: ${listed(problems)}. The event did not have the published form, so the Zap did not run.`,
     };
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body) || Object.keys(body).length <= PROMISED.length) {
@@ -124,7 +139,7 @@ export const parseBody = (content: string): { ok: true; body: unknown } | { ok: 
     const what = error instanceof JsonTooDeep ? `is nested more than ${MAX_JSON_DEPTH} levels deep` : 'is not JSON';
     return {
       ok: false,
-      message: `The auction event's body ${what}, so the Zap did not run. This comes from the auction service: tell the auction service's support team the event body could not be read.`,
+      message: `Tell the auction service's support team that an event could not be read: its body ${what}, so the Zap did not run.`,
     };
   }
 };

@@ -82,8 +82,7 @@ export const readFilters = (inputData: unknown): FilterResult => {
 
 /** What a person reads when an input field cannot be read: which one, and what to do in Zapier. */
 export const unreadableFilter = (key: FilterField): string =>
-  `The "${FILTER_LABELS[key]}" field of this Zap's trigger could not be read, so the Zap did not run for this event ` +
-  '(it never runs for every event when a filter cannot be read). Open the Zap in Zapier, set the field again in the trigger step, and publish the Zap.';
+  `Open the Zap, set "${FILTER_LABELS[key]}" again in its trigger step, and publish it: the field could not be read, so the Zap did not run for this event (it never runs for every event instead).`;
 
 export const passesFilters = (item: AuctionStatusChangedFields, filters: Filters): boolean =>
   (filters.statuses.size === 0 || filters.statuses.has(normaliseStatus(item.status))) &&

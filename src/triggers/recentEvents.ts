@@ -15,7 +15,7 @@ export const RECENT_LIMIT = 50;
 
 /** A message of the log without a valid time: the provider's answer was not what it documents. */
 export const NO_TIME =
-  "A recent auction event in your Consumer App's log in Svix has no valid time, so it could not be shown. If this keeps happening, show this message to whoever set up your Consumer App in Svix.";
+  "If this keeps happening, show this to whoever set up your Consumer App in Svix: a recent auction event in Svix's log has no valid time, so it could not be shown.";
 
 export interface RecentEvents {
   /** Decoded and mapped exactly as a live delivery is, newest first. */

@@ -40,27 +40,37 @@ export interface Listing {
   messages: Map<string, MessageOut>;
 }
 
-const why = (messageId: string): string =>
-  `The auction event ${messageId} was not signed with this Zap's current endpoint secret (the secret may have been changed since it was sent), so the Zap asked Svix to confirm it`;
-
 /** What a person reads when the record settles a delivery against it. */
 export const RECORD_REFUSALS = {
   notConfirmed:
-    "Refused a delivery that was not signed with this Zap's current endpoint secret and that Svix's record of your Consumer App does not confirm as one of its auction events, so it did not come from your Consumer App as sent, and the Zap did not run. Nothing needs to change unless you sent it yourself.",
-  beforeEndpoint: (messageId: string): string =>
-    `Ignored the auction event ${messageId}: it was not signed with this Zap's current endpoint secret, and it happened before this Zap was turned on, so the Zap did not run for it.`,
+    "Nothing to do unless you sent it: this delivery's signature did not match, and Svix's record of your Consumer App has no such event, so the Zap did not run.",
+  beforeEndpoint:
+    "Nothing to do: this delivery's signature did not match, and its event happened before this Zap was turned on, so the Zap did not run for it.",
   expired: (messageId: string): string =>
-    `${why(messageId)}, but Svix no longer keeps the event's content (it is kept for a limited time, or it was deleted), so the Zap did not run for it. The auction service can send the event again if it is still needed.`,
+    `If you still need it, ask the auction service to send event ${messageId} again: Svix no longer keeps its content, so the Zap could not confirm it and did not run.`,
 };
+
+/** What kept the record from confirming an event, in a few words, from the failure of the call. */
+const trouble = (failure: Failure): string =>
+  failure.kind === 'throttled'
+    ? 'Svix was limiting requests'
+    : failure.kind === 'error' && failure.code === 'ProviderForbidden'
+      ? 'this key may not read messages'
+      : failure.kind === 'error' && failure.code === 'ProviderUnreachable'
+        ? 'Svix could not be reached'
+        : 'Svix had trouble answering';
 
 /** A failure to read the record, reworded: which event did not run, and how to send it again. */
 export const couldNotConfirm =
   (messageId: string) =>
   (failure: Failure): Failure => {
-    const message = `${why(messageId)}, and could not: ${failure.message} ${resendHint(messageId)}`;
-    return failure.kind === 'auth'
-      ? { kind: 'auth', message }
-      : { kind: 'error', code: 'EventNotConfirmed', status: 503, message };
+    const log = failure.log === undefined ? {} : { log: failure.log };
+    if (failure.kind === 'auth') {
+      const message = `Reconnect your account in Zapier with a current key, then resend message ${messageId} from Svix's dashboard: Svix refused the key while confirming the event.`;
+      return { kind: 'auth', message, ...log };
+    }
+    const message = `${resendHint(messageId)}: its signature did not match this Zap's secret, and Svix could not confirm it (${trouble(failure)}), so the Zap did not run.`;
+    return { kind: 'error', code: 'EventNotConfirmed', status: 503, message, ...log };
   };
 
 /** Exactly `{"expired": true}`: what the provider keeps of a payload after its retention or deletion. */
@@ -79,7 +89,7 @@ export const windowOf = (z: ZObject, endpoint: { id: string; checkedAt?: number 
   const createdAt = timeOfProviderId(messageId);
   const endpointAt = timeOfProviderId(endpoint.id) ?? endpoint.checkedAt;
   if (createdAt === undefined || endpointAt === undefined) return halt(z, RECORD_REFUSALS.notConfirmed);
-  if (createdAt < endpointAt) return halt(z, RECORD_REFUSALS.beforeEndpoint(messageId));
+  if (createdAt < endpointAt) return halt(z, RECORD_REFUSALS.beforeEndpoint);
   return windowStart(createdAt);
 };
 

@@ -2,7 +2,7 @@ import nock from 'nock';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { testConnection } from '../../src/authentication';
-import { describeUnreachable, retryAfterSeconds } from '../../src/provider/failures';
+import { describeStatus, describeUnreachable, retryAfterSeconds } from '../../src/provider/failures';
 import { API_KEY, APP_ID, PROVIDER, authData, failure } from '../helpers/fixtures';
 
 const appTester = createAppTester(app);
@@ -15,24 +15,24 @@ describe('provider errors become plain-English platform errors', () => {
       400,
       { code: 'bad_request', detail: 'x' },
       'ProviderBadRequest',
-      /refused the request made while reading your Consumer App \(400, bad_request\)/,
+      /^Check the connection's Consumer App ID and Server URL.*Svix refused the request made while reading your Consumer App\.$/,
     ],
-    [403, { code: 'forbidden', detail: 'x' }, 'ProviderForbidden', /not allowed/],
+    [403, { code: 'forbidden', detail: 'x' }, 'ProviderForbidden', /did not let this key do it/],
     [409, { code: 'conflict', detail: 'x' }, 'ProviderConflict', /conflict/],
     [
       422,
       { detail: [{ loc: ['body', 'name'], msg: 'field required', type: 'value_error.missing' }] },
       'ProviderInvalidData',
-      /check name/,
+      /^Check the connection's fields \(name\)/,
     ],
     [
       500,
       '<html><body>Internal Server Error</body></html>',
       'ProviderUnavailable',
-      /temporary problem .*\(500\).*try again in a few minutes/,
+      /^Try again in a few minutes: Svix had a temporary problem while reading your Consumer App\./,
     ],
-    [502, '<html>Bad gateway</html>', 'ProviderUnavailable', /\(502\)/],
-    [503, '', 'ProviderUnavailable', /\(503\)/],
+    [502, '<html>Bad gateway</html>', 'ProviderUnavailable', /^Try again in a few minutes: Svix had a temporary/],
+    [503, '', 'ProviderUnavailable', /^Try again in a few minutes: Svix had a temporary/],
   ])('%i', async (status, body, code, message) => {
     nock(PROVIDER).get(path).reply(status, body);
     const refused = await failure(appTester(test, { authData }));
@@ -40,6 +40,19 @@ describe('provider errors become plain-English platform errors', () => {
     expect(refused.message).toMatch(message);
     expect(refused.message).not.toContain(API_KEY);
     expect(refused.message).not.toMatch(/<html>/);
+    // The status is for the log, not for the person.
+    expect(refused.message).not.toContain(String(status));
+  });
+
+  it('puts the status, the provider code and Retry-After in the log, never in the message', () => {
+    const failed = describeStatus(
+      429,
+      { code: 'rate_limited', detail: 'x' },
+      { action: 'doing it', reader: 'zap-editor' },
+      '17',
+    );
+    expect(failed.log).toBe('Svix answered 429 (rate_limited) with Retry-After 17 while doing it.');
+    expect(failed.message).not.toMatch(/429|rate_limited|Retry-After/);
   });
 
   it('429 becomes a ThrottledError carrying the Retry-After delay', async () => {
@@ -47,7 +60,7 @@ describe('provider errors become plain-English platform errors', () => {
     const throttled = await failure(appTester(test, { authData }));
     expect(throttled.name).toBe('ThrottledError');
     expect(throttled.delay).toBe(17);
-    expect(throttled.message).toMatch(/Wait about 17 seconds, then try again/);
+    expect(throttled.message).toMatch(/^Try again in about 17 seconds:/);
   });
 
   it('429 without Retry-After is still a ThrottledError, without a delay', async () => {
@@ -55,7 +68,7 @@ describe('provider errors become plain-English platform errors', () => {
     const throttled = await failure(appTester(test, { authData }));
     expect(throttled.name).toBe('ThrottledError');
     expect(throttled.delay).toBeUndefined();
-    expect(throttled.message).toMatch(/Wait a minute, then try again/);
+    expect(throttled.message).toMatch(/^Try again in a minute:/);
   });
 
   it('reads Retry-After as an HTTP date too', () => {
@@ -74,7 +87,7 @@ describe('provider errors become plain-English platform errors', () => {
     nock(PROVIDER).get(path).reply(200, { id: APP_ID, name: 12345 });
     const refused = await failure(appTester(test, { authData }));
     expect(refused.code).toBe('ProviderUnexpectedAnswer');
-    expect(refused.message).toMatch(/ApplicationOut\.name/);
+    expect(refused.message).not.toMatch(/ApplicationOut\.name/);
     expect(refused.message).not.toContain('12345');
   });
 
@@ -83,7 +96,7 @@ describe('provider errors become plain-English platform errors', () => {
     const refused = await failure(appTester(test, { authData: { ...authData, serverUrl: 'http://127.0.0.1:9' } }));
     expect(refused.code).toBe('ProviderUnreachable');
     expect(refused.message).toMatch(
-      /Could not reach Svix at http:\/\/127\.0\.0\.1:9 .*connection was refused.*Server URL/,
+      /^Try again in a few minutes; if it keeps happening, check the connection's Server URL.*could not be reached.*connection was refused/,
     );
   });
 

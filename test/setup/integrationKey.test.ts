@@ -105,6 +105,8 @@ describe('npm run setup -- --integration-key', () => {
     const io: CliIo = { out: (line) => out.push(line), err: (line) => out.push(line), env };
     const code = await main(['--server-url', url, '--integration-key'], io);
     expect(code).toBe(1);
-    expect(out.join('\n')).toMatch(/did not accept the API Access Key .*run the set-up again/);
+    expect(out.join('\n')).toMatch(
+      /Check that you copied the whole key.*then run the set-up again: Svix refused the key/,
+    );
   });
 });

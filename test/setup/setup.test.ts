@@ -94,6 +94,23 @@ describe('runSetup', () => {
     expect((await runSetup({ client: client() })).eventType).toBe('unchanged');
   });
 
+  it('uses a Consumer App made in the dashboard (--app-id), making none, and adds the integration key there', async () => {
+    await start();
+    const made = await new Svix(KEY, { serverUrl: url }).application.create({ name: 'Made By Hand' });
+    const result = await run(['--server-url', url, '--app-id', made.id, '--integration-key'], { SVIX_API_KEY: KEY });
+    expect(result.code).toBe(0);
+    expect(result.out).toContain(`Using the Consumer App "Made By Hand" (${made.id}).`);
+    expect(result.out).toContain(`Consumer App ID: ${made.id}`);
+    expect(emulator.stats().apps).toBe(1);
+    const unknown = await run(['--server-url', url, '--app-id', 'app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9'], {
+      SVIX_API_KEY: KEY,
+    });
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/Check the --app-id option/);
+    const both = await run(['--app-id', made.id, '--app-name', 'X'], { SVIX_API_KEY: KEY });
+    expect(both.code).toBe(2);
+  });
+
   it('makes no endpoint unless asked', async () => {
     await start();
     const result = await runSetup({ client: client() });
@@ -176,7 +193,7 @@ describe('npm run setup (the command)', () => {
     await start();
     const result = await run(['--server-url', url], { SVIX_API_KEY: 'testsk_notTheRightOne' });
     expect(result.code).toBe(1);
-    expect(result.err).toMatch(/did not accept the API Access Key .*run the set-up again/);
+    expect(result.err).toMatch(/Check that you copied the whole key.*then run the set-up again: Svix refused the key/);
     expect(result.err).not.toMatch(/Reconnect/);
     expect(result.err).not.toContain('testsk_notTheRightOne');
   });
@@ -185,7 +202,7 @@ describe('npm run setup (the command)', () => {
     await start();
     const result = await run(['--server-url', `http://127.0.0.1:${await unusedPort()}`], { SVIX_API_KEY: KEY });
     expect(result.code).toBe(1);
-    expect(result.err).toMatch(/Could not reach Svix/);
+    expect(result.err).toMatch(/Svix could not be reached/);
   });
 
   it("ends with exit code 1 and the provider's reason on a 4xx", async () => {

@@ -166,7 +166,7 @@ describe('Skip Outdated Events', () => {
   it('stops the run, naming the field, when its value cannot be read', async () => {
     const refused = await failure(deliver(sold, { msgId: later }, { skipOutdated: 'maybe' }));
     expect(refused.code).toBe('InvalidFilter');
-    expect(refused.message).toMatch(/"Skip Outdated Events" field/);
+    expect(refused.message).toMatch(/^Open the Zap, set "Skip Outdated Events" again/);
   });
 });
 

@@ -26,7 +26,7 @@ describe('the filters', () => {
     async (label, input) => {
       const refused = await failure(deliver(input));
       expect(refused.code).toBe('InvalidFilter');
-      expect(refused.message).toContain(`"${label}" field`);
+      expect(refused.message).toContain(`Open the Zap, set "${label}" again`);
       expect(refused.message).not.toMatch(/npm|terminal/);
       // Nothing was claimed: fixing the field later still runs this event.
       expect(

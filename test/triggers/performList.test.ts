@@ -92,7 +92,7 @@ describe('performList (the Zap editor\'s "Test trigger")', () => {
         done: true,
       });
     const refused = await failure(appTester(performList, { authData }));
-    expect(refused.message).toMatch(/AuctionStatusChange\.auctionUuid/);
+    expect(refused.message).toMatch(/\bauctionUuid: missing/);
   });
 
   it("explains an answer that is not the provider's JSON", async () => {
