@@ -2,7 +2,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { isRight } from 'fp-ts/Either';
 import { clock } from '../clock';
 import app from '../index';
-import { EndpointSecretOut, MessageOut } from '../provider/codecs';
+import { EndpointOut, EndpointSecretOut, MessageOut } from '../provider/codecs';
+import { THROTTLE_RATE } from '../provider/zapEndpoint';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
 import { AuctionService } from '../sandbox/auctions';
 import { PlatformStandIn, platformInvoker } from '../sandbox/platform';
@@ -49,6 +50,9 @@ export interface ContractRun {
   calls: CallRow[];
   ok: boolean;
 }
+
+/** Findings about pacing: what a plan allows differs between accounts, so they are recorded, not compared. */
+const PACING = 'pacing:';
 
 /** A name that says what the Consumer App is for, so anyone who finds it may delete it. */
 export const CONTRACT_APP_PREFIX = 'Contract check of the Zapier integration (safe to delete)';
@@ -262,6 +266,27 @@ export const runContract = async (
       });
     }
 
+    // What the account's plan answers to pacing an endpoint: recorded, not compared (a plan may refuse it, and
+    // the Zap's endpoint is then made without it).
+    await finding(`${PACING} an endpoint created with throttleRate ${THROTTLE_RATE}`, async () => {
+      const made = await account.call({
+        method: 'POST',
+        path: `/api/v1/app/${app_}/endpoint`,
+        body: {
+          url: 'https://contract-check.invalid/paced',
+          eventTypes: [EVENT_TYPE_NAME],
+          throttleRate: THROTTLE_RATE,
+        },
+        action: 'creating a paced endpoint',
+        accept: [400, 403, 422],
+      });
+      if (made.status >= 400) return `refused (${made.status}): a Zap's endpoint is then made without pacing`;
+      const kept = account.decode(EndpointOut, made.body, 'creating a paced endpoint').throttleRate;
+      return kept === THROTTLE_RATE
+        ? `accepted, kept at ${THROTTLE_RATE} a second`
+        : `accepted, kept as ${kept ?? 'none'}`;
+    });
+
     // The open questions of the account itself, asked with the account's key.
     await finding('a message whose content was deleted: how Svix answers for it', async () => {
       const message = await newMessage();
@@ -333,9 +358,10 @@ export const runContract = async (
   return { target: target.kind, ...(appId ? { appId } : {}), cases, findings, calls, ok };
 };
 
-/** Where the account and the emulator answered an open question differently: one line each. */
+/** Where the account and the emulator answered an open question differently: one line each (pacing aside). */
 export const differences = (account: ContractRun, emulator: ContractRun): string[] =>
   Object.entries(account.findings).flatMap(([question, answer]) => {
+    if (question.startsWith(PACING)) return [];
     const emulated = emulator.findings[question];
     return emulated === answer
       ? []

@@ -20,6 +20,7 @@ export const EndpointOut = t.intersection(
       eventTypes: nullable(t.array(t.string)),
       // The field's name before 2026, still sent by some servers.
       filterTypes: nullable(t.array(t.string)),
+      throttleRate: nullable(t.number),
     }),
   ],
   'EndpointOut',

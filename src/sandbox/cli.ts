@@ -4,6 +4,7 @@ import { runCommand } from '../cli/runCommand';
 import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
 import { AuctionService } from './auctions';
+import { burstLine, runBurst } from './burst';
 import { ProviderEmulator } from './emulator';
 import { runStory, summaryLine } from './story';
 
@@ -19,7 +20,11 @@ const USAGE = `Usage:
   npm start -- --serve [--port P] [--api-key K]
                                     run the provider emulator on 127.0.0.1:P (default ${SERVE_DEFAULTS.port}) until
                                     stopped, with the sandbox's Consumer App and a few auction events in it,
-                                    for zapier-platform invoke (key K, default ${SERVE_DEFAULTS.apiKey})`;
+                                    for zapier-platform invoke (key K, default ${SERVE_DEFAULTS.apiKey})
+  npm start -- --burst N [--unpaced]
+                                    N auction events at once to one Zap, whose endpoint Svix paces at 25 a
+                                    second (or not, with --unpaced): how many Zapier refused past its limit
+                                    of 30 a second for one hook, and whether each event ran once`;
 
 const positiveInteger = (text: string | undefined, fallback: number, max: number): number | undefined => {
   if (text === undefined) return fallback;
@@ -63,6 +68,8 @@ const OPTIONS = {
   serve: { type: 'boolean' },
   port: { type: 'string' },
   'api-key': { type: 'string' },
+  burst: { type: 'string' },
+  unpaced: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -70,7 +77,15 @@ const NPM_HINT = npmHint('npm start', '--events 3');
 
 /** Runs the sandbox; `env` is where npm leaves the options it took for itself. */
 export const main = async (argv: string[], env: Env = process.env): Promise<number> => {
-  let values: { events?: string; serve?: boolean; port?: string; 'api-key'?: string; help?: boolean };
+  let values: {
+    events?: string;
+    serve?: boolean;
+    port?: string;
+    'api-key'?: string;
+    burst?: string;
+    unpaced?: boolean;
+    help?: boolean;
+  };
   try {
     ({ values } = parseArgs({ args: argv, options: OPTIONS, strict: true }));
   } catch (error) {
@@ -95,6 +110,16 @@ export const main = async (argv: string[], env: Env = process.env): Promise<numb
       return 2;
     }
     return serve(port, apiKey, (line) => process.stdout.write(`${line}\n`));
+  }
+  if (values.burst !== undefined) {
+    const burst = positiveInteger(values.burst, 300, 10_000);
+    if (burst === undefined) {
+      process.stderr.write(`--burst takes a whole number from 1 to 10000.\n${USAGE}\n`);
+      return 2;
+    }
+    const result = await runBurst({ events: burst, paced: values.unpaced !== true });
+    process.stdout.write(`${burstLine(result)}\n`);
+    return result.lost === 0 && result.doubled === 0 ? 0 : 1;
   }
   const events = positiveInteger(values.events, 12, 100_000);
   if (events === undefined) {

@@ -77,7 +77,16 @@ export interface HookRunnerOptions {
   inBareProcess?: () => boolean;
   /** Told of each answer from a process of its own: the delivery's body, and the calls to Svix it made. */
   onBareAnswer?: (content: string, svixCalls: number) => void;
+  /** Zapier's limit for one hook (see HOOK_LIMIT); false takes every delivery. */
+  hookLimit?: typeof HOOK_LIMIT | false;
 }
+
+/**
+ * What Zapier takes for one hook (per Zap and user): about 30 webhooks a second and 10,000 in 5 minutes. Past
+ * that it answers 429, and Svix retries on its own schedule (Zapier's "operating constraints").
+ */
+export const HOOK_LIMIT = { perSecond: 30, perFiveMinutes: 10_000 };
+const FIVE_MINUTES = 5 * 60_000;
 
 /** `svix-id` → `Http-Svix-Id`, as Zapier passes headers to a hook trigger. */
 export const zapierHeaderName = (name: string): string =>
@@ -136,6 +145,10 @@ export class HookRunner {
   /** Performs in flight per Zap and message id, to see overlapping deliveries. */
   private readonly inFlight = new Map<string, number>();
   private readonly waiters: Array<() => void> = [];
+  /** Arrival times of the deliveries each Zap took in the last 5 minutes, oldest first. */
+  private readonly arrivals = new Map<string, number[]>();
+  /** Deliveries answered 429 because they came faster than Zapier's limit for one hook. */
+  hookLimitAnswers = 0;
 
   /** Who the runner's invocations run for, as the platform stand-in keeps their cache entries apart. */
   readonly identity: Identity = { authId: `auth-${randomBytes(4).toString('hex')}`, userId: 'sandbox-user' };
@@ -222,6 +235,11 @@ export class HookRunner {
       response.writeHead(413).end();
       return;
     }
+    if (this.overLimit(zap.id)) {
+      this.hookLimitAnswers += 1;
+      response.writeHead(429, { 'content-type': 'application/json' }).end('{"status":"throttled"}');
+      return;
+    }
     const headers = zapierHeaders(request.headers);
     const messageId = headers['Http-Svix-Id'] ?? headers['Http-Webhook-Id'];
     const fault = this.options.fault?.(messageId);
@@ -245,6 +263,21 @@ export class HookRunner {
       this.running.delete(run);
       if (this.running.size === 0) for (const resolve of this.waiters.splice(0)) resolve();
     });
+  }
+
+  /** Whether a delivery to this Zap now is past Zapier's limit for one hook; if not, it is counted. */
+  private overLimit(zapId: string): boolean {
+    const limit = this.options.hookLimit ?? HOOK_LIMIT;
+    if (limit === false) return false;
+    const now = Date.now();
+    const times = this.arrivals.get(zapId) ?? [];
+    while (times.length > 0 && (times[0] ?? now) <= now - FIVE_MINUTES) times.shift();
+    let lastSecond = 0;
+    for (let index = times.length - 1; index >= 0 && (times[index] ?? 0) > now - 1_000; index -= 1) lastSecond += 1;
+    if (lastSecond >= limit.perSecond || times.length >= limit.perFiveMinutes) return true;
+    times.push(now);
+    this.arrivals.set(zapId, times);
+    return false;
   }
 
   /** Resolves when this delivery may run. */

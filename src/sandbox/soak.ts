@@ -198,8 +198,12 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     return fault;
   };
   const apiKey = `sk_soak_${randomBytes(12).toString('hex')}`;
+  // Deliveries as fast as the emulator sends them, hundreds a second: beyond the 25 a second a Zap's endpoint is
+  // paced at, and beyond Zapier's limit for one hook (which the stand-in then leaves off), so that the delivery path
+  // meets backlogs, overlaps and busy windows of Svix's record.
   const emulator = new ProviderEmulator({
     apiKey,
+    paceDeliveries: false,
     limits: { maxMessagesPerApp: Math.max(20_000, options.events + 100) },
     fault: readFault,
     ...(options.signingOffsetMs === undefined ? {} : { signingOffsetMs: options.signingOffsetMs }),
@@ -240,6 +244,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   const runner = new HookRunner({
     app,
     platform,
+    hookLimit: false,
     inBareProcess: () => bareChoice.chance(bareShare),
     // Calls made in a process of its own are counted there.
     onBareAnswer: (content, svixCalls) => void (isForgedBody(content) && (junkSvixCalls += svixCalls)),

@@ -9,7 +9,7 @@ import {
   type AuctionStatusChangedItem,
 } from '../fields/auctionStatusChanged';
 import { deleteEndpoint } from '../provider/api';
-import { subscribeEndpoint } from '../provider/zapEndpoint';
+import { subscribeEndpoint, ZapMeta } from '../provider/zapEndpoint';
 import type { OutputField } from '../fields/zapFields';
 import { connectionScope } from '../provider/connection';
 import { endpointUid, isEndpointId } from '../provider/ids';
@@ -30,9 +30,9 @@ const EXTRA_FIELDS_LIMIT = 25;
 
 /** What a person reads in Zapier when turning the Zap on or a delivery cannot go ahead (see also delivery.ts). */
 export const MESSAGES = {
-  missingTargetUrl: 'Zapier did not provide an address to send auction events to. Turn the Zap on again.',
+  missingTargetUrl: 'Turn the Zap on again: Zapier gave no address to send auction events to.',
   missingSubscription:
-    "This Zap's subscription is missing its signing secret, so deliveries cannot be checked. Turn the Zap off and on again.",
+    "Turn the Zap off and on again: its subscription lacks the endpoint's signing secret, so deliveries cannot be checked.",
 };
 
 const performSubscribe = async (z: ZObject, bundle: Bundle): Promise<SubscribeData> => {
@@ -41,7 +41,8 @@ const performSubscribe = async (z: ZObject, bundle: Bundle): Promise<SubscribeDa
   if (!targetUrl) {
     throw new z.errors.Error(MESSAGES.missingTargetUrl, 'MissingTargetUrl', 400);
   }
-  const endpoint = await subscribeEndpoint(caller, targetUrl);
+  const zap = ZapMeta.decode(bundle.meta?.zap);
+  const endpoint = await subscribeEndpoint(caller, targetUrl, isRight(zap) ? zap.right : undefined);
   const checkedAt = Date.now();
   // Learnt once here, so that deliveries know how to claim a message in one round trip.
   const cacheHonoursNx = await probeNx(z);

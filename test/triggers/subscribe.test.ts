@@ -7,7 +7,7 @@ import { requestSettings } from '../../src/provider/request';
 import { ProviderEmulator } from '../../src/sandbox/emulator';
 import { ProviderClient } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
-import { ENDPOINT_DESCRIPTION } from '../../src/provider/zapEndpoint';
+import { endpointDescription, THROTTLE_RATE } from '../../src/provider/zapEndpoint';
 import { auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
 import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, TARGET_URL, authData, failure } from '../helpers/fixtures';
 import { usePlatform } from '../helpers/platform';
@@ -20,7 +20,7 @@ const endpointOut = {
   id: ENDPOINT_ID,
   url: TARGET_URL,
   uid: UID,
-  description: ENDPOINT_DESCRIPTION,
+  description: endpointDescription(),
   eventTypes: ['AUCTION_STATUS_CHANGE'],
   disabled: false,
   metadata: {},
@@ -36,21 +36,27 @@ const eventTypeOut = {
 
 /** The secret the subscribe sent with its create call. */
 let sentSecret: string | undefined;
-const endpointBody = (body: unknown): boolean => {
-  if (typeof body !== 'object' || body === null || !('secret' in body) || typeof body.secret !== 'string') return false;
-  sentSecret = body.secret;
-  const { secret, ...rest } = body;
-  return (
-    SECRET_PATTERN.test(secret) &&
-    JSON.stringify(rest) ===
-      JSON.stringify({
-        url: TARGET_URL,
-        uid: UID,
-        description: ENDPOINT_DESCRIPTION,
-        eventTypes: ['AUCTION_STATUS_CHANGE'],
-      })
-  );
-};
+/** The exact body of the create call: paced at 25 a second unless the plan refused it, described by the Zap. */
+const endpointBodyOf =
+  ({ paced = true, description = endpointDescription() } = {}) =>
+  (body: unknown): boolean => {
+    if (typeof body !== 'object' || body === null || !('secret' in body) || typeof body.secret !== 'string')
+      return false;
+    sentSecret = body.secret;
+    const { secret, ...rest } = body;
+    return (
+      SECRET_PATTERN.test(secret) &&
+      JSON.stringify(rest) ===
+        JSON.stringify({
+          url: TARGET_URL,
+          uid: UID,
+          description,
+          eventTypes: ['AUCTION_STATUS_CHANGE'],
+          ...(paced ? { throttleRate: THROTTLE_RATE } : {}),
+        })
+    );
+  };
+const endpointBody = endpointBodyOf();
 const endpointPath = `/api/v1/app/${APP_ID}/endpoint`;
 const subscribe = () => zapier().subscribe({ authData, targetUrl: TARGET_URL, inputData: {} });
 
@@ -129,9 +135,8 @@ describe('performSubscribe', () => {
         scope.post('/api/v1/event-type').reply(registerStatus, { code: 'forbidden', detail: 'x' });
       const refused = await failure(subscribe());
       expect(refused.code).toBe('EventTypeMissing');
-      expect(refused.message).toMatch(/AUCTION_STATUS_CHANGE event type is not registered/);
       expect(refused.message).toMatch(
-        /Ask whoever set up your Consumer App to add it \(in Svix's dashboard, under Event Types/,
+        /^Ask whoever set up your Consumer App to register the AUCTION_STATUS_CHANGE event type in Svix/,
       );
       expect(refused.message).not.toMatch(/npm|terminal/i);
       scope.done();
@@ -139,14 +144,46 @@ describe('performSubscribe', () => {
   );
 
   it('names the field when the provider refuses the endpoint for another reason (the event type exists)', async () => {
+    const invalidUrl = { detail: [{ loc: ['body', 'url'], msg: 'invalid url', type: 'value_error' }] };
     const scope = nock(PROVIDER)
       .post(endpointPath, endpointBody)
-      .reply(422, { detail: [{ loc: ['body', 'url'], msg: 'invalid url', type: 'value_error' }] })
+      .reply(422, invalidUrl)
       .get('/api/v1/event-type/AUCTION_STATUS_CHANGE')
-      .reply(200, eventTypeOut);
+      .reply(200, eventTypeOut)
+      .post(endpointPath, endpointBodyOf({ paced: false }))
+      .reply(422, invalidUrl);
     const refused = await failure(subscribe());
     expect(refused.code).toBe('ProviderInvalidData');
-    expect(refused.message).toMatch(/check url/);
+    expect(refused.message).toMatch(/^Check the connection's fields \(url\)/);
+    scope.done();
+  });
+
+  it.each([
+    [422, { detail: [{ loc: ['body', 'throttleRate'], msg: 'not available', type: 'value_error' }] }, true],
+    [403, { code: 'forbidden', detail: 'Endpoint throttling is not available on your plan' }, false],
+    [400, { code: 'bad_request', detail: 'throttleRate not allowed' }, false],
+  ])(
+    'on a plan that refuses pacing (%d), makes the endpoint without it and logs that',
+    async (status, body, checksEventType) => {
+      const scope = nock(PROVIDER).post(endpointPath, endpointBody).reply(status, body);
+      if (checksEventType) scope.get('/api/v1/event-type/AUCTION_STATUS_CHANGE').reply(200, eventTypeOut);
+      scope.post(endpointPath, endpointBodyOf({ paced: false })).reply(201, endpointOut);
+      await expect(subscribe()).resolves.toEqual(expect.objectContaining({ id: ENDPOINT_ID }));
+      scope.done();
+      const logged = JSON.stringify(zapier().platform.logLines);
+      expect(logged).toContain(`throttleRate ${THROTTLE_RATE} (${status})`);
+    },
+  );
+
+  it("names the Zap in the endpoint, as Svix's dashboard shows it, when Zapier gives its name or id", async () => {
+    const named = endpointDescription({ id: 417, name: 'Email "new" lots' });
+    expect(named).toMatch(/^Zapier: Auction Status Changed \(Zap "Email 'new' lots"\)\./);
+    expect(endpointDescription({ id: 417 })).toMatch(/^Zapier: Auction Status Changed \(Zap 417\)\./);
+    const scope = nock(PROVIDER)
+      .post(endpointPath, endpointBodyOf({ description: named }))
+      .reply(201, endpointOut);
+    const meta = { zap: { id: 417, name: 'Email "new" lots' } };
+    await zapier().subscribe({ authData, targetUrl: TARGET_URL, inputData: {}, meta });
     scope.done();
   });
 
@@ -260,7 +297,7 @@ describe('performUnsubscribe', () => {
       .reply(401, { code: 'authentication_failed', detail: 'Invalid token' });
     const refused = await failure(zapier().unsubscribe({ authData, subscribeData: stored }));
     expect(refused.name).toBe('ExpiredAuthError');
-    expect(refused.message).toMatch(/Reconnect the account in Zapier/);
+    expect(refused.message).toMatch(/^Reconnect your account in Zapier/);
     expect(refused.message).not.toMatch(/What happened|whsec_/);
   });
 });

@@ -4,7 +4,8 @@ import { EXPIRED_PAYLOAD, newId, type AppRecord, type EndpointRecord, type Messa
 
 /**
  * Delivers messages the way the provider does: a signed POST of the payload to
- * every enabled endpoint whose event types match, retried on failure (non-2xx
+ * every enabled endpoint whose event types match, spaced at the endpoint's
+ * throttleRate when it has one, retried on failure (non-2xx
  * or time-out) on the provider's schedule, compressed for the sandbox. Every
  * attempt is recorded on its message. Deliveries go to loopback addresses
  * only: the sandbox never sends anything off this machine.
@@ -22,6 +23,8 @@ export interface DispatcherOptions {
   concurrency: number;
   /** How far the signing clock is from this machine's (negative: behind), as Svix's may be from Zapier's. */
   signingOffsetMs?: number;
+  /** Whether an endpoint's throttleRate spaces its deliveries (as Svix does). */
+  paced?: boolean;
 }
 
 interface Task {
@@ -71,8 +74,15 @@ export class Dispatcher {
   private readonly queue: Task[] = [];
   private running = 0;
   private readonly timers = new Set<NodeJS.Timeout>();
+  /**
+   * Each paced endpoint's deliveries waiting for their turn, and when it may next be sent to: one goes out
+   * every 1/throttleRate seconds, counted from when the last one really went (a late timer does not bunch them).
+   */
+  private readonly pacedQueues = new Map<string, { tasks: Task[]; next: number; timer?: NodeJS.Timeout }>();
   private readonly waiters: Array<() => void> = [];
   private stopped = false;
+  /** Deliveries held back (see hold). */
+  private held: Task[] | undefined;
   readonly stats: Omit<DeliveryStats, 'pending'> = {
     attempts: 0,
     succeeded: 0,
@@ -100,7 +110,9 @@ export class Dispatcher {
   }
 
   get pending(): number {
-    return this.queue.length + this.running + this.timers.size;
+    let paced = 0;
+    for (const { tasks } of this.pacedQueues.values()) paced += tasks.length;
+    return this.queue.length + this.running + this.timers.size + paced;
   }
 
   /** Resolves once nothing is queued, sending or waiting for a retry. */
@@ -114,13 +126,59 @@ export class Dispatcher {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.queue.length = 0;
+    this.pacedQueues.clear();
     this.settle();
+  }
+
+  /** Holds new deliveries until the function returned is called; then they all go at once. */
+  hold(): () => void {
+    const held: Task[] = [];
+    this.held = held;
+    return () => {
+      if (this.held === held) this.held = undefined;
+      for (const task of held.splice(0)) this.enqueue(task);
+    };
   }
 
   private enqueue(task: Task): void {
     if (this.stopped) return;
-    this.queue.push(task);
-    this.pump();
+    if (this.held) return void this.held.push(task);
+    const rate = task.app.endpoints.get(task.endpointId)?.throttleRate;
+    if (this.options.paced === false || !rate || rate <= 0) {
+      this.queue.push(task);
+      this.pump();
+      return;
+    }
+    const paced = this.pacedQueues.get(task.endpointId) ?? { tasks: [], next: 0 };
+    this.pacedQueues.set(task.endpointId, paced);
+    paced.tasks.push(task);
+    this.release(task.endpointId, rate);
+  }
+
+  /** Sends a paced endpoint's next delivery when its turn has come, and waits for the turn of the one after. */
+  private release(endpointId: string, rate: number): void {
+    const paced = this.pacedQueues.get(endpointId);
+    if (!paced || paced.timer || this.stopped) return;
+    const wait = paced.next - Date.now();
+    if (wait <= 0) {
+      const task = paced.tasks.shift();
+      if (!task) return void this.pacedQueues.delete(endpointId);
+      paced.next = Date.now() + 1_000 / rate;
+      this.queue.push(task);
+      this.pump();
+      if (paced.tasks.length === 0) return;
+    }
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(timer);
+        paced.timer = undefined;
+        this.release(endpointId, rate);
+        this.settle();
+      },
+      Math.max(0, paced.next - Date.now()),
+    );
+    paced.timer = timer;
+    this.timers.add(timer);
   }
 
   private pump(): void {

@@ -78,6 +78,17 @@ export interface EmulatorOptions {
   appIds?: readonly string[];
   /** How far the clock that signs deliveries is from this machine's (negative: behind). */
   signingOffsetMs?: number;
+  /**
+   * False: an account on a plan without endpoint throttling, which refuses `throttleRate` (422 on that field;
+   * what Svix really answers is for the contract suite to record). By default it is honoured: deliveries to an
+   * endpoint are spaced at its rate, as Svix does.
+   */
+  endpointThrottling?: boolean;
+  /**
+   * False: deliveries go out as fast as they can, whatever an endpoint's throttleRate (the soak and the
+   * benchmark stress the delivery path beyond the pace a Zap's endpoint gets). True by default.
+   */
+  paceDeliveries?: boolean;
 }
 
 export interface EmulatorStats {
@@ -216,6 +227,7 @@ export class ProviderEmulator {
       retryScheduleMs: options.retryScheduleMs ?? SANDBOX_RETRY_SCHEDULE_MS,
       attemptTimeoutMs: options.attemptTimeoutMs ?? 5_000,
       concurrency: options.concurrency ?? 8,
+      paced: options.paceDeliveries ?? true,
       ...(options.signingOffsetMs === undefined ? {} : { signingOffsetMs: options.signingOffsetMs }),
     });
   }
@@ -248,6 +260,14 @@ export class ProviderEmulator {
   }
 
   /** Resolves once every delivery has succeeded or used up its retries. */
+  /**
+   * Holds every delivery until the function it returns is called, then sends them all at once: a burst, as
+   * when a sale of hundreds of lots closes together, whatever the pace at which the messages were made.
+   */
+  holdDeliveries(): () => void {
+    return this.dispatcher.hold();
+  }
+
   idle(): Promise<void> {
     return this.dispatcher.idle();
   }
@@ -276,6 +296,19 @@ export class ProviderEmulator {
       deliveries: { ...this.dispatcher.stats, pending: this.dispatcher.pending },
       maxInFlight: Object.fromEntries(this.maxInFlight),
     };
+  }
+
+  /** On a plan without endpoint throttling (see EmulatorOptions), a rate is refused. */
+  private checkThrottling(throttleRate: number | null | undefined): void {
+    if (this.options.endpointThrottling === false && throttleRate !== undefined && throttleRate !== null) {
+      throw ApiError.invalid([
+        {
+          loc: ['body', 'throttleRate'],
+          msg: 'Endpoint throttling is not available on this plan.',
+          type: 'value_error',
+        },
+      ]);
+    }
   }
 
   // ---- HTTP ----------------------------------------------------------------
@@ -610,19 +643,22 @@ export class ProviderEmulator {
           status: 200,
           body: listOut(this.store.listEndpoints(app, limitOf(query), query.get('iterator') ?? undefined), endpointOut),
         };
-      if (method === 'POST')
-        return { status: 201, body: endpointOut(this.store.createEndpoint(app, decoded(EndpointIn, body))) };
+      if (method === 'POST') {
+        const input = decoded(EndpointIn, body);
+        this.checkThrottling(input.throttleRate);
+        return { status: 201, body: endpointOut(this.store.createEndpoint(app, input)) };
+      }
       throw notAllowed();
     }
     if (!endpointId) throw ApiError.notFound();
     const endpoint = this.store.endpoint(app, endpointId);
     if (segments.length === 6) {
       if (method === 'GET') return { status: 200, body: endpointOut(endpoint) };
-      if (method === 'PATCH')
-        return {
-          status: 200,
-          body: endpointOut(this.store.patchEndpoint(app, endpoint, decoded(EndpointPatch, body))),
-        };
+      if (method === 'PATCH') {
+        const input = decoded(EndpointPatch, body);
+        this.checkThrottling(input.throttleRate);
+        return { status: 200, body: endpointOut(this.store.patchEndpoint(app, endpoint, input)) };
+      }
       if (method === 'DELETE') {
         this.store.deleteEndpoint(app, endpoint.id);
         return { status: 204 };

@@ -1,0 +1,97 @@
+import app from '../index';
+import { ProviderClient } from '../setup/client';
+import { runSetup } from '../setup/setup';
+import { AuctionService } from './auctions';
+import { ProviderEmulator } from './emulator';
+import { HOOK_LIMIT, HookRunner } from './hookRunner';
+import { PlatformStandIn } from './platform';
+
+/**
+ * A burst, as when a sale of hundreds of lots closes at once: `events` auction
+ * events sent together to a Zap's Consumer App, through the emulator (Svix's
+ * retry schedule compressed a thousand times) to the Zapier stand-in, which
+ * refuses deliveries past Zapier's limit for one hook (30 a second) with 429.
+ * The Zap's endpoint is paced (throttleRate) unless the emulated account's
+ * plan refuses pacing (`paced: false`). Everything stays on loopback.
+ */
+
+export interface BurstResult {
+  events: number;
+  /** Whether the Zap's endpoint was paced. */
+  paced: boolean;
+  /** Deliveries Zapier's stand-in answered 429 (past its limit for one hook). */
+  hookLimitAnswers: number;
+  zapRuns: number;
+  /** Events that ran more than once, and events that never ran. */
+  doubled: number;
+  lost: number;
+  seconds: number;
+}
+
+export const burstLine = (result: BurstResult): string =>
+  `burst: events=${result.events} paced=${result.paced} zapier_429=${result.hookLimitAnswers} ` +
+  `zap_runs=${result.zapRuns} doubled=${result.doubled} lost=${result.lost} seconds=${result.seconds}`;
+
+export const runBurst = async (options: {
+  events: number;
+  paced: boolean;
+  /** Zapier's limit for one hook, as the stand-in applies it (HOOK_LIMIT by default). */
+  hookLimit?: typeof HOOK_LIMIT;
+  /** Svix's retries after a refused delivery (the sandbox's compressed schedule by default). */
+  retryScheduleMs?: readonly number[];
+}): Promise<BurstResult> => {
+  const apiKey = 'testsk_burst';
+  const emulator = new ProviderEmulator({
+    apiKey,
+    endpointThrottling: options.paced,
+    concurrency: 64,
+    ...(options.retryScheduleMs ? { retryScheduleMs: options.retryScheduleMs } : {}),
+  });
+  const platform = new PlatformStandIn();
+  const baseUrl = await emulator.start();
+  await platform.start();
+  const client = new ProviderClient({ baseUrl, apiKey });
+  const { appId } = await runSetup({ client, appName: 'Burst Auction House' });
+  const runner = new HookRunner({
+    app,
+    platform,
+    authData: { apiKey, appId, serverUrl: baseUrl },
+    hookLimit: options.hookLimit ?? HOOK_LIMIT,
+  });
+  const started = Date.now();
+  try {
+    await runner.start();
+    const zap = await runner.turnOn('Every status change');
+    const auctions = new AuctionService(client, appId);
+    const auctioneer = auctions.auctioneers[0];
+    if (!auctioneer) throw new Error('the auction service has no auctioneer');
+    // Every event made first, then all sent together: a burst, however fast this machine makes them.
+    const release = emulator.holdDeliveries();
+    await Promise.all(Array.from({ length: options.events }, () => auctions.createAuction(auctioneer)));
+    release();
+    // Svix retries what Zapier refused, on its (compressed) schedule; the runs finish.
+    for (let settled = 0; settled < 2; settled += 1) {
+      await emulator.idle();
+      await runner.idle();
+    }
+    await runner.turnOff(zap);
+    const runs = new Map<string, number>();
+    for (const run of runner.runs) {
+      if (run.outcome === 'ran' && run.messageId) runs.set(run.messageId, (runs.get(run.messageId) ?? 0) + 1);
+    }
+    const sent = auctions.emitted.map((event) => event.messageId);
+    return {
+      events: sent.length,
+      paced: options.paced,
+      hookLimitAnswers: runner.hookLimitAnswers,
+      zapRuns: sent.reduce((total, id) => total + (runs.get(id) ?? 0), 0),
+      doubled: sent.filter((id) => (runs.get(id) ?? 0) > 1).length,
+      lost: sent.filter((id) => !runs.has(id)).length,
+      seconds: Math.round((Date.now() - started) / 100) / 10,
+    };
+  } finally {
+    await runner.stop();
+    await emulator.stop();
+    await platform.stop();
+  }
+};
