@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main, registeredId } from '../src/package/cli';
+import { LISTING, main, registeredId, registerArgs } from '../src/package/cli';
 import { productionManifest } from '../src/package/stage';
 
 /**
@@ -27,7 +27,14 @@ describe('npm run deploy', () => {
     } finally {
       write.mockRestore();
     }
-    expect(errors.join('')).toMatch(/not registered with Zapier yet .*zapier-platform register/s);
+    expect(errors.join('')).toMatch(/not registered with Zapier yet .*npm run register/s);
+  });
+
+  it("registers with the App Directory's listing: a sentence of at most 140 characters that says when it triggers", () => {
+    expect(LISTING.description.length).toBeLessThanOrEqual(140);
+    expect(LISTING.description).toMatch(/^Triggers when [^\n]+\.$/);
+    expect(LISTING.description).not.toMatch(/zapier/i);
+    expect(registerArgs()).toEqual(['register', 'Auction Status Changed', '--desc', LISTING.description]);
   });
 
   it('reads the id zapier-platform register writes', () => {

@@ -1,4 +1,5 @@
-import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isRight } from 'fp-ts/Either';
 import * as t from 'io-ts';
@@ -8,8 +9,22 @@ import { buildStaged, newStage, PackageFailure, ROOT, stage, zapierCli } from '.
 /**
  * `npm run package`: builds build/build.zip, the package Zapier runs, from a
  * staged copy of the app (see stage.ts). `npm run deploy`: the same, then
- * `zapier-platform push` from the staged folder.
+ * `zapier-platform push` from the staged folder. `npm run register`: registers
+ * the integration with Zapier once, with its App Directory listing.
  */
+
+/**
+ * How the integration is listed in Zapier's App Directory: its title, and the sentence under it (at most 140
+ * characters, which `zapier-platform register` enforces). `npm run register` sets both.
+ */
+export const LISTING = {
+  title: 'Auction Status Changed',
+  description:
+    'Triggers when an auction is created or its status changes, from the auction events your Svix Consumer App receives.',
+};
+
+/** What `npm run register` runs with Zapier's CLI; it asks for the rest (audience, role, category). */
+export const registerArgs = (): string[] => ['register', LISTING.title, '--desc', LISTING.description];
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -36,15 +51,24 @@ const packageApp = (root: string, dir: string): void => {
 
 export const main = async (argv: string[], root = ROOT): Promise<number> => {
   const [command] = argv;
+  if (command === 'register') {
+    // Interactive: Zapier's CLI asks for what the listing does not say.
+    const cli = realpathSync(join(root, 'node_modules/.bin/zapier-platform'));
+    const run = spawnSync('npx', ['-y', '-p', 'node@22', '--', 'node', cli, ...registerArgs()], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+    return run.status ?? 1;
+  }
   if (command !== 'package' && command !== 'deploy') {
-    process.stderr.write('Usage: node dist/package/cli.js package|deploy\n');
+    process.stderr.write('Usage: node dist/package/cli.js package|deploy|register\n');
     return 2;
   }
   if (command === 'deploy' && registeredId(root) === undefined) {
     process.stderr.write(
       'This integration is not registered with Zapier yet (.zapierapprc has no id). Log in and register it once:\n' +
         '  npx -y -p node@22 -- zapier-platform login\n' +
-        '  npx -y -p node@22 -- zapier-platform register "Auction Status Changed"\n' +
+        '  npm run register\n' +
         'then run npm run deploy again.\n',
     );
     return 1;
