@@ -2,9 +2,31 @@ import { MESSAGE_ID_PATTERN } from '../provider/ids';
 import { currentOf, type SecretHistory } from './secrets';
 
 /**
- * The table "Which delivery runs" of docs/guarantees.md as one pure function:
- * handed what this process knows, the delivery and the time, it returns the
- * next step, which verify.ts performs before asking again. No I/O, no clock.
+ * Which delivery runs, as one pure function: handed what this process knows,
+ * the delivery and the time, it returns the next step, which verify.ts
+ * performs before asking again. No I/O, no clock. The rows, in order:
+ *
+ * 1. An svix-id that is not `msg_` and 27 letters or digits halts.
+ * 2. A process that has not looked at z.cache for 50 s (or whose knowledge it
+ *    lacks) looks first: it merges what other processes learnt and writes what
+ *    they lack, so a secret one process reads reaches the others within a minute.
+ * 3. Signed with the current secret, read in the last 10 minutes, and sure (a
+ *    look or a read in the last 50 s): it runs on the delivered body.
+ * 4. Signed with the current secret otherwise: read it (one read at a time,
+ *    shared), then row 3; runs anyway while Svix fails and this process is sure.
+ * 5. A signature no known secret made, not settled by a read begun since it
+ *    arrived: read the secret (a call of the allowance, unless a replaced
+ *    secret also signed it), then decide again.
+ * 6. Signed with a replaced secret (it waited in Zapier's queue across a
+ *    rotation), or its window's record has answered: Svix's record decides,
+ *    without the allowance; the Zap then gets Svix's copy of the event.
+ * 7. No known secret signed it otherwise: as row 6, from the allowance; with
+ *    no call left in its time, a halt (or an error when Svix has been failing).
+ *
+ * Junk cannot tell itself apart from a genuine delivery signed with a secret
+ * never seen here, so rows 5 and 7 spend a bounded allowance per process;
+ * deliveries signed with a replaced secret cannot be told from genuine ones
+ * queued across a rotation, which must not be lost, so row 6 does not.
  */
 
 export const RULES = {
