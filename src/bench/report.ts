@@ -103,32 +103,27 @@ export const sourceFingerprint = (root: string): string => {
 
 /** The tables the bench prints. */
 export const benchTables = (results: Pick<BenchResults, 'comparisons' | 'roundTrips' | 'throughput'>): string => {
+  const verdict = (budget: string, met: boolean) => `${budget}, ${met ? 'met' : 'MISSED'}`;
   const lines = [
-    '| Measure | Ours | Baseline | Unit | Ratio | 95% interval | Budget | |',
-    '|---|---|---|---|---|---|---|---|',
+    '| Measure | Ours / baseline | Ratio (95% interval) | Budget |',
+    '|---|---|---|---|',
     ...results.comparisons.map(
       (entry) =>
-        `| ${entry.name} | ${entry.ours} | ${entry.baseline} | ${entry.unit} | **${entry.ratio}×** | ${entry.detail?.interval95 ?? '-'} | ${entry.budget} | ${entry.met ? 'met' : 'MISSED'} |`,
+        `| ${entry.name} | ${entry.ours} / ${entry.baseline} ${entry.unit} | **${entry.ratio}×** (${entry.detail?.interval95 ?? '-'}) | ${verdict(entry.budget, entry.met)} |`,
     ),
     '',
-    '| Round trips | Counted | Unit | Budget | |',
-    '|---|---|---|---|---|',
+    '| Round trips | Counted | Budget |',
+    '|---|---|---|',
     ...results.roundTrips.map(
-      (entry) =>
-        `| ${entry.name} | ${entry.value} | ${entry.unit} | <= ${entry.budget} | ${entry.met ? 'met' : 'MISSED'} |`,
+      (entry) => `| ${entry.name} | ${entry.value} ${entry.unit} | ${verdict(`<= ${entry.budget}`, entry.met)} |`,
     ),
   ];
   const throughput = results.throughput;
   if (throughput) {
     lines.push(
       '',
-      `| ${throughput.name} | |`,
-      '|---|---|',
-      `| Events | ${throughput.events} |`,
-      `| Deliveries per second | ${throughput.deliveriesPerSecond} |`,
-      `| Latency p50 | ${throughput.p50Ms} ms |`,
-      `| Latency p99 | ${throughput.p99Ms} ms |`,
-      `| Peak memory (RSS) | ${throughput.peakRssMb} MB |`,
+      `${throughput.name}: ${throughput.events} events, ${throughput.deliveriesPerSecond} deliveries a second, ` +
+        `latency p50 ${throughput.p50Ms} ms and p99 ${throughput.p99Ms} ms, peak memory ${throughput.peakRssMb} MB.`,
     );
   }
   return lines.join('\n');
@@ -141,32 +136,19 @@ export const performanceDoc = (results: BenchResults): string => {
 
 <!-- Written by \`npm run bench -- --docs\` from docs/performance.json; do not edit by hand. -->
 
-Figures from one run of \`npm run bench\` (${results.seconds} s), on ${results.when.slice(0, 10)}, on this machine:
-${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB of memory, ${machine.os}, Node ${machine.node}.
-Source fingerprint \`${results.source}\` (the app's source, lockfile and compiler settings; a test fails
-when they change and this document is not regenerated).
+One run of \`npm run bench\` (${results.seconds} s) on ${results.when.slice(0, 10)}: ${machine.cpu}, ${machine.cores} cores,
+${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}. Source fingerprint \`${results.source}\` (a test fails
+when the source changes and this is not regenerated).
 
-The bench measures each figure against a baseline in the same run, with both sides taking turns in
-small steps (one delivery each, or batches of checks), so a slow spell of a busy machine touches
-both alike; a ratio is the median of the per-round ratios, so it need not equal Ours over
-Baseline, which are each side's own median. A ratio is judged before it is rounded for the table;
-one past its budget whose 95% interval still reaches back over the budget is measured again, with
-more rounds, up to ${REMEASURES} times, before it is called missed. Round trips are counted on the
-stand-ins for Zapier's cache (answering as Zapier documents, then as Redis does) and for Svix.
-Nothing here asserts a time: the budgets are ratios, and the run reports whether each is met.
+Each figure is a ratio to a baseline measured in the same run, both sides taking turns in small
+steps, so a busy machine slows both alike; the ratio is the median of the per-round ratios. One past
+its budget whose 95% interval reaches back over it is measured again, up to ${REMEASURES} times. Round
+trips are counted on the stand-ins for Zapier's cache and for Svix.
 
 ${benchTables(results)}
 
-- **Cold start**: loading \`index.js\` in a fresh process, against loading bare zapier-platform-core.
-- **CPU per delivery**: perform (verify, decode, map, claim) against the smallest hook trigger
-  that only claims each message, both through core's handler in the same app.
-- **Verification**: signature checks against a bare HMAC-SHA256 of the same bytes.
-- **Package size**: \`build/build.zip\` as \`npm run package\` makes it, against a minimal app on the
-  same core.
-- **Sandbox**: auction events from a status change to Zap fields, over real HTTP through the Svix
-  emulator, the Zapier stand-in and perform.
-
-Regenerate with \`npm run bench -- --docs\` (two to four minutes: longer when a figure near its budget
-is measured again; the package measure builds two zips with Node 22 from the npm registry).
+CPU per delivery: perform (verify, decode, map, claim) against a hook that only claims each message,
+both through core's handler. The sandbox sends auction events over real HTTP through the emulator,
+the Zapier stand-in and perform.
 `;
 };
