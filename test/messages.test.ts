@@ -1,6 +1,5 @@
 import app from '../src';
 import { authentication } from '../src/authentication';
-import { MESSAGES } from '../src/triggers/auctionStatusChanged';
 import { EVENT_TYPE_NOT_PERMITTED } from '../src/provider/zapEndpoint';
 import { ACTIONS, appNotFound, ENDPOINT_MESSAGES } from '../src/provider/api';
 import { ACCESS_ACTIONS, ACCESS_MESSAGES } from '../src/provider/access';
@@ -16,16 +15,18 @@ import {
   type Reader,
 } from '../src/provider/failures';
 import { checkServerUrl } from '../src/provider/serverUrl';
+import { decodePayload, parseBody } from '../src/fields/payload';
 import {
   couldNotCheckMessage,
-  decodePayload,
-  parseBody,
+  couldNotConfirm,
+  MESSAGES,
+  RECORD_REFUSALS,
   refusalMessage,
+  unreadableFilter,
   type DeliveryRefusal,
-} from '../src/triggers/delivery';
-import { FILTER_LABELS, unreadableFilter, type FilterField } from '../src/triggers/filters';
+} from '../src/messages';
+import { FILTER_LABELS, type FilterField } from '../src/triggers/filters';
 import { NO_TIME } from '../src/triggers/recentEvents';
-import { couldNotConfirm, RECORD_REFUSALS } from '../src/triggers/record';
 import { API_KEY } from './helpers/fixtures';
 import { unreadable, ZAPIER_LIMIT } from './helpers/readable';
 

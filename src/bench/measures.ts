@@ -9,7 +9,7 @@ import type { Bundle, ZObject } from 'zapier-platform-core';
 import app from '../index';
 import { secretKey, sign, signedWith } from '../provider/signature';
 import { TRIGGER_KEY } from '../triggers/auctionStatusChanged';
-import { SubscribeData } from '../triggers/delivery';
+import { SubscribeData } from '../models/inbound';
 import { AuctionService } from '../sandbox/auctions';
 import { newId, newSecret } from '../sandbox/emulator/store';
 import { ProviderEmulator, type EmulatorOptions } from '../sandbox/emulator';

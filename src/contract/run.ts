@@ -1,6 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { isRight } from 'fp-ts/Either';
-import { clock } from '../clock';
 import app from '../index';
 import { EndpointOut, EndpointSecretOut, MessageOut } from '../provider/codecs';
 import { THROTTLE_RATE } from '../provider/zapEndpoint';
@@ -9,7 +8,7 @@ import { AuctionService } from '../sandbox/auctions';
 import { PlatformStandIn, platformInvoker } from '../sandbox/platform';
 import { ProviderClient, ProviderFailure } from '../setup/client';
 import { appUidFor, runSetup } from '../setup/setup';
-import { SubscribeData } from '../triggers/delivery';
+import { SubscribeData } from '../models/inbound';
 import { RecordingRelay, type RecordedCall } from './proxy';
 import { schemaErrors, schemaFor } from './schemas';
 
@@ -121,10 +120,10 @@ const refusal = (error: unknown): string => {
 
 /** How long until `read` answers yes, asked at once and then every 100 ms for up to 10 s. */
 const lagOf = async (read: () => Promise<boolean>): Promise<string> => {
-  const startedAt = clock.now();
+  const startedAt = Date.now();
   for (let tries = 0; tries < 100; tries += 1) {
-    if (await read()) return tries === 0 ? 'at once' : `after ${Math.round(clock.now() - startedAt)} ms`;
-    await clock.sleep(100);
+    if (await read()) return tries === 0 ? 'at once' : `after ${Math.round(Date.now() - startedAt)} ms`;
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return 'not within 10 s';
 };

@@ -74,9 +74,9 @@ export const checkAccess = async (caller: Caller): Promise<void> => {
     const status = answers[index]?.status;
     return status === 401 || status === 403;
   });
-  if (refusal) throw new caller.z.errors.Error(refusal.refused, 'KeyMayNotDoThis', 403);
+  if (refusal) throw new caller.io.errors.Error(refusal.refused, 'KeyMayNotDoThis', 403);
   const eventType = answers[checks.length - 1];
   if (eventType?.status === 404 && !mayRegisterEventTypes(caller.connection.apiKey)) {
-    throw new caller.z.errors.Error(ACCESS_MESSAGES.eventTypeMissing, 'EventTypeMissing', 400);
+    throw new caller.io.errors.Error(ACCESS_MESSAGES.eventTypeMissing, 'EventTypeMissing', 400);
   }
 };

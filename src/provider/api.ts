@@ -33,7 +33,7 @@ export const ENDPOINT_MESSAGES = {
 
 const checkEndpointId = (caller: Caller, endpointId: string): string => {
   if (!isEndpointId(endpointId) && !isPathSafeUid(endpointId)) {
-    throw new caller.z.errors.Error(ENDPOINT_MESSAGES.damaged, 'InvalidEndpointId', 400);
+    throw new caller.io.errors.Error(ENDPOINT_MESSAGES.damaged, 'InvalidEndpointId', 400);
   }
   return encodeURIComponent(endpointId);
 };
@@ -138,7 +138,7 @@ export const endpointIsReady = (endpoint: EndpointOut, url: string): boolean => 
 export const getEndpointSecret = async (
   caller: Caller,
   endpointId: string,
-  options: Pick<ProviderCall, 'timeoutMs' | 'attempts' | 'reword'> = {},
+  options: Pick<ProviderCall, 'timeoutMs' | 'reword'> = {},
 ): Promise<string> => {
   const action = ACTIONS.readSecret;
   const answer = await callProvider(caller, {

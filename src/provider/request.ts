@@ -1,7 +1,6 @@
 import type { Bundle, HttpRequestOptions, HttpResponse, ZObject } from 'zapier-platform-core';
 import type * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
-import { clock } from '../clock';
 import { describeDecodeErrors } from '../models/decode';
 import { readConnection, type Connection } from './connection';
 import {
@@ -21,22 +20,20 @@ import {
  */
 export const requestSettings = { timeoutMs: 10_000, operationBudgetMs: 25_000 };
 
-/** The moment an operation's provider calls must be done by. */
+/** The moment an operation's provider calls must be done by, on the clock the operation runs on. */
 export class Deadline {
-  private constructor(readonly endsAt: number) {}
+  constructor(
+    readonly endsAt: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
-  /** A deadline `ms` from now; by default the whole operation budget. */
-  static in(ms = requestSettings.operationBudgetMs): Deadline {
-    return new Deadline(clock.now() + ms);
-  }
-
-  /** The operation budget counted from when the operation began. */
-  static since(startedAt: number): Deadline {
-    return new Deadline(startedAt + requestSettings.operationBudgetMs);
+  /** The operation budget counted from `startedAt` (by default, from now). */
+  static since(startedAt = Date.now(), now: () => number = Date.now): Deadline {
+    return new Deadline(startedAt + requestSettings.operationBudgetMs, now);
   }
 
   remainingMs(): number {
-    return this.endsAt - clock.now();
+    return this.endsAt - this.now();
   }
 }
 
@@ -55,23 +52,59 @@ export const withoutBundle = <E extends Error>(error: E): E => {
   return error;
 };
 
-export const raise = (z: ZObject, failure: Failure): never => {
+/**
+ * What the app needs of Zapier's `z`, as one port, so the simulation can hand in its own: an HTTP request (its
+ * status, body and Retry-After), the cache (scoped to the connection, so two accounts never share entries),
+ * the platform's errors, and the log.
+ */
+export interface Io {
+  send: (options: RequestOptions, raw: boolean) => Promise<{ status: number; content: string; retryAfter?: string }>;
+  cache: {
+    get: (key: string) => Promise<unknown>;
+    /** Zapier's answer (zapier/zapier-platform#921): `true` stored; `false` not stored (`nx`: the key exists); `null` throttled. */
+    set: (key: string, value: unknown, ttlSeconds: number, onlyIfAbsent: boolean) => Promise<unknown>;
+  };
+  errors: ZObject['errors'];
+  log: (line: string) => void;
+}
+
+const SCOPE = ['auth'];
+/** z as the app's port. The cache's get takes the scope as its second argument, which its published types omit. */
+export const ioOf = (z: ZObject): Io => ({
+  send: async (options, raw) => {
+    if (!raw) {
+      const response: HttpResponse = await z.request(options);
+      return { status: response.status, content: response.content, retryAfter: response.getHeader('retry-after') };
+    }
+    const response = await z.request({ ...options, raw: true });
+    return { status: response.status, content: await response.text(), retryAfter: response.getHeader('retry-after') };
+  },
+  cache: {
+    get: (key) =>
+      Promise.resolve<unknown>(Reflect.apply(z.cache.get, z.cache, [key, SCOPE])).then((value) => value ?? undefined),
+    set: (key, value, ttl, nx) => z.cache.set(key, value, ttl, SCOPE, nx),
+  },
+  errors: z.errors,
+  log: (line) => z.console.log(line),
+});
+
+export const raise = (io: Pick<Io, 'errors' | 'log'>, failure: Failure): never => {
   // What a person does not read (a status, a header, a host) goes to the log, for whoever supports the Zap.
-  if (failure.log) z.console.log(failure.log);
+  if (failure.log) io.log(failure.log);
   switch (failure.kind) {
     case 'auth':
-      throw withoutBundle(new z.errors.ExpiredAuthError(failure.message));
+      throw withoutBundle(new io.errors.ExpiredAuthError(failure.message));
     case 'throttled':
-      throw new z.errors.ThrottledError(failure.message, failure.delaySeconds);
+      throw new io.errors.ThrottledError(failure.message, failure.delaySeconds);
     case 'error':
-      throw new z.errors.Error(failure.message, failure.code, failure.status);
+      throw new io.errors.Error(failure.message, failure.code, failure.status);
   }
 };
 
 /** The connection of this bundle, or a plain error saying which field to fix. */
-export const connectionOf = (z: ZObject, bundle: Pick<Bundle, 'authData'>): Connection => {
+export const connectionOf = (io: Pick<Io, 'errors'>, bundle: Pick<Bundle, 'authData'>): Connection => {
   const result = readConnection(bundle.authData);
-  if (!result.ok) throw new z.errors.Error(result.message, 'InvalidConnection', 400);
+  if (!result.ok) throw new io.errors.Error(result.message, 'InvalidConnection', 400);
   return result.connection;
 };
 
@@ -81,24 +114,23 @@ export const connectionOf = (z: ZObject, bundle: Pick<Bundle, 'authData'>): Conn
  * operation takes one.
  */
 export interface Caller {
-  z: ZObject;
+  io: Io;
   connection: Connection;
   reader: Exclude<Reader, 'setup'>;
   deadline: Deadline;
 }
 
-/** `startedAt`: when the operation began, if it may have waited before its first call (counted in its budget). */
+/** `startedAt`: when the operation began on the clock `now` reads, if it may have waited before its first call. */
 export const callerOf = (
-  z: ZObject,
+  z: ZObject | Io,
   bundle: Pick<Bundle, 'authData'>,
   reader: Caller['reader'],
   startedAt?: number,
-): Caller => ({
-  z,
-  connection: connectionOf(z, bundle),
-  reader,
-  deadline: startedAt === undefined ? Deadline.in() : Deadline.since(startedAt),
-});
+  now?: () => number,
+): Caller => {
+  const io = 'send' in z ? z : ioOf(z);
+  return { io, connection: connectionOf(io, bundle), reader, deadline: Deadline.since(startedAt, now) };
+};
 
 export interface ProviderCall extends Omit<FailureContext, 'reader'> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -110,8 +142,6 @@ export interface ProviderCall extends Omit<FailureContext, 'reader'> {
   accept?: readonly number[];
   /** Give up after this long (at most `requestSettings.timeoutMs` and what is left of the deadline). */
   timeoutMs?: number;
-  /** Try this many times in all when the provider fails for a moment (5xx, time-out, dropped connection); 1 by default. */
-  attempts?: number;
   /**
    * The answer holds a secret. Core logs every z.request answer to Zapier's
    * logs, and its scrubber does not know a signing secret under `key`; a raw
@@ -134,15 +164,8 @@ export interface ProviderAnswer {
  * becomes a plain-English platform error (429 a ThrottledError with its delay).
  */
 export const callProvider = async (caller: Caller, call: ProviderCall): Promise<ProviderAnswer> => {
-  const attempts = call.attempts ?? 1;
-  for (let attempt = 1; ; attempt += 1) {
-    const outcome = await attemptCall(caller, call);
-    if (outcome.ok) return outcome.answer;
-    if (!mayPass(outcome.failure) || attempt >= attempts || caller.deadline.remainingMs() < SHORTEST_CALL_MS * 2) {
-      return raise(caller.z, call.reword ? call.reword(outcome.failure) : outcome.failure);
-    }
-    await clock.sleep(200);
-  }
+  const outcome = await attemptCall(caller, call);
+  return outcome.ok ? outcome.answer : raise(caller.io, call.reword ? call.reword(outcome.failure) : outcome.failure);
 };
 
 /** Failures that may pass if the call is made again. */
@@ -155,7 +178,7 @@ const attemptCall = async (
   caller: Caller,
   call: ProviderCall,
 ): Promise<{ ok: true; answer: ProviderAnswer } | { ok: false; failure: Failure }> => {
-  const { z, connection, reader, deadline } = caller;
+  const { io, connection, reader, deadline } = caller;
   const url = `${connection.baseUrl}${call.path}`;
   const origin = new URL(url).origin;
   const timeout = Math.min(
@@ -176,9 +199,9 @@ const attemptCall = async (
     ...(call.params ? { params: call.params } : {}),
     ...(call.body ? { body: JSON.stringify(call.body) } : {}),
   };
-  let response: { status: number; content: string; retryAfter: string | undefined };
+  let response: { status: number; content: string; retryAfter?: string };
   try {
-    response = call.secretAnswer ? await rawRequest(z, options) : await contentRequest(z, options);
+    response = await io.send(options, call.secretAnswer === true);
   } catch (cause) {
     if (cause instanceof Error && /^(AppError|ThrottledError|ExpiredAuthError)$/.test(cause.name)) throw cause;
     return { ok: false, failure: describeUnreachable(call.action, origin, cause, reader) };
@@ -187,17 +210,7 @@ const attemptCall = async (
   return answer.ok ? { ok: true, answer: { status: response.status, body: answer.body } } : answer;
 };
 
-type RequestOptions = HttpRequestOptions & { url: string; throwForThrottlingEarly: boolean };
-
-const contentRequest = async (z: ZObject, options: RequestOptions) => {
-  const response: HttpResponse = await z.request(options);
-  return { status: response.status, content: response.content, retryAfter: response.getHeader('retry-after') };
-};
-
-const rawRequest = async (z: ZObject, options: RequestOptions) => {
-  const response = await z.request({ ...options, raw: true });
-  return { status: response.status, content: await response.text(), retryAfter: response.getHeader('retry-after') };
-};
+export type RequestOptions = HttpRequestOptions & { url: string; throwForThrottlingEarly: boolean };
 
 /**
  * Decodes a provider answer with its codec, or raises an error naming what
@@ -212,5 +225,5 @@ export const decodeAnswer = <A>(
 ): A => {
   const decoded = codec.decode(body);
   if (isRight(decoded)) return decoded.right;
-  return raise(caller.z, reword(describeUnexpectedShape(action, describeDecodeErrors(decoded.left), caller.reader)));
+  return raise(caller.io, reword(describeUnexpectedShape(action, describeDecodeErrors(decoded.left), caller.reader)));
 };

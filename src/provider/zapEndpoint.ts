@@ -67,17 +67,18 @@ export const subscribeEndpoint = async (
     if (created.status === 422 && !eventTypeChecked) {
       eventTypeChecked = true;
       const state = await ensureEventType(transportOf(caller), { updateSchema: false });
-      if (state === 'not-permitted') throw new caller.z.errors.Error(EVENT_TYPE_NOT_PERMITTED, 'EventTypeMissing', 400);
+      if (state === 'not-permitted')
+        throw new caller.io.errors.Error(EVENT_TYPE_NOT_PERMITTED, 'EventTypeMissing', 400);
       if (state === 'created') continue;
     }
     if (!paced) {
       return raise(
-        caller.z,
+        caller.io,
         describeStatus(created.status, created.body, { action: CREATE_ENDPOINT, reader: caller.reader }),
       );
     }
     paced = false;
-    caller.z.console.log(
+    caller.io.log(
       `Svix refused this Zap's endpoint with throttleRate ${THROTTLE_RATE} (${created.status}): making it without pacing, as on a plan without endpoint throttling.`,
     );
   }

@@ -6,7 +6,7 @@ import type { Bundle } from 'zapier-platform-core';
 import type { AuctionStatusChangedItem } from '../fields/auctionStatusChanged';
 import type app from '../index';
 import { TRIGGER_KEY } from '../triggers/auctionStatusChanged';
-import { SubscribeData } from '../triggers/delivery';
+import { SubscribeData } from '../models/inbound';
 import { runBare } from './bareProcess';
 import { errorDetails } from './errorDetails';
 import { serveOnLoopback, type LoopbackServer } from './net';

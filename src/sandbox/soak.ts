@@ -13,9 +13,9 @@ import { newId, newSecret } from './emulator/store';
 import { FORGERIES, forge, isForgedBody, type Forgery } from './forgery';
 import { HookRunner, performingFor, type ZapRun } from './hookRunner';
 import { isRight } from 'fp-ts/Either';
-import { claimKey } from '../triggers/claim';
-import { secretHistoryKey } from '../triggers/verify';
-import { SecretHistory } from '../triggers/secrets';
+import { claimKey } from '../delivery/claim';
+import { historyKey } from '../delivery/driver';
+import { History } from '../delivery/machine';
 import { PlatformStandIn, type CacheCall, type RpcFault } from './platform';
 
 /**
@@ -220,7 +220,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   let historyCalls = 0;
   let historyFaults = 0;
   const cacheFault = (call: CacheCall): RpcFault | undefined => {
-    if (options.historyFaults && call.key.startsWith('secrets:') && (historyCalls += 1) % 2 === 0) {
+    if (options.historyFaults && call.key.startsWith('history:') && (historyCalls += 1) % 2 === 0) {
       historyFaults += 1;
       return { kind: 'throttle' };
     }
@@ -279,12 +279,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
      * still be the newest one the integration knows.
      */
     const knownRevoked = (): string | undefined => {
-      const history = SecretHistory.decode(platform.peek(runner.identity, secretHistoryKey(zap.subscribeData.id)));
-      const seenReplaced = new Set(
-        isRight(history)
-          ? history.right.secrets.filter((entry) => entry.until !== undefined).map((entry) => entry.secret)
-          : [],
-      );
+      const history = History.decode(platform.peek(runner.identity, historyKey(zap.subscribeData.id)));
+      const seenReplaced = new Set(isRight(history) ? history.right.old.map((seen) => seen.secret) : []);
       return replaced.find((old) => seenReplaced.has(old));
     };
     /** Forgeries signed with a revoked secret wait until there is one; then they go, the oldest first. */

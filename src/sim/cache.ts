@@ -81,7 +81,7 @@ export class SimCache {
   }
 
   private faultFor(method: 'get' | 'set', key: string): CacheFault | undefined {
-    if (this.options.historyFaults && key.startsWith('secrets:') && (this.historyCalls += 1) % 2 === 0)
+    if (this.options.historyFaults && key.startsWith('history:') && (this.historyCalls += 1) % 2 === 0)
       return 'throttle';
     if (!this.random.chance(this.options.share)) return undefined;
     return this.random.pick<CacheFault>(

@@ -2,9 +2,9 @@ import { fork } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { isRight } from 'fp-ts/Either';
 import { runCommand } from '../cli/runCommand';
-import { loadAppProcess, type AppProcess } from './loader';
 import { failed, outcomeLine, settingNamed, SETTINGS } from './settings';
-import { Outcome, simulate, type Setting } from './world';
+import { Outcome } from './oracle';
+import { simulate, type Setting } from './world';
 
 /**
  * `npm run simulate`: the delivery path in a seeded, deterministic
@@ -107,11 +107,7 @@ const seedsOf = (values: Values): { from: number; to: number } | string => {
   return range && from <= to ? { from, to } : '--seeds must be FROM-TO, such as 1-1000.';
 };
 
-let apps: AppProcess[] | undefined;
-/** Four processes of the app, loaded once and made cold again before each run. */
-const appProcesses = (): AppProcess[] => (apps ??= [0, 1, 2, 3].map(() => loadAppProcess()));
-
-export const runSeed = (setting: Setting, seed: number): Promise<Outcome> => simulate(setting, seed, appProcesses());
+export const runSeed = (setting: Setting, seed: number): Promise<Outcome> => simulate(setting, seed);
 
 interface Summary {
   setting: Setting;

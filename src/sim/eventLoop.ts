@@ -1,4 +1,4 @@
-import type { SimTimers } from './loader';
+import type { Timers } from '../delivery/runtime';
 import type { Scheduler } from './scheduler';
 
 /**
@@ -27,7 +27,9 @@ class VirtualTimer {
   }
 }
 
-export class EventLoop implements SimTimers {
+export class EventLoop implements Timers<VirtualTimer> {
+  now = (): number => this.scheduler.now;
+
   private readonly waiting = new Set<VirtualTimer>();
   private inFlight = 0;
 
@@ -42,8 +44,8 @@ export class EventLoop implements SimTimers {
     return timer;
   };
 
-  clearTimeout = (timer: unknown): void => {
-    if (timer instanceof VirtualTimer) this.waiting.delete(timer);
+  clearTimeout = (timer: VirtualTimer): void => {
+    this.waiting.delete(timer);
   };
 
   /** A call to Svix or z.cache: it holds the loop until it is answered. */

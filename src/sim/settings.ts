@@ -1,4 +1,5 @@
-import type { Outcome, Setting } from './world';
+import type { Outcome } from './oracle';
+import type { Setting } from './world';
 
 /**
  * The settings a sweep covers: each varies one kind of adversity to its
@@ -90,7 +91,7 @@ export const outcomeLine = (outcome: Outcome, setting: Setting): string =>
   `revoked_run=${outcome.revokedRun} junk=${outcome.junk} junk_svix_calls=${outcome.junkSvixCalls} ` +
   `svix_calls_per_junk=${(outcome.junkSvixCalls / Math.max(1, outcome.junk)).toFixed(2)} ` +
   `junk_over_allowance=${outcome.junkOverBound} unanswered=${outcome.unanswered} cut=${outcome.cut} svix_calls=${outcome.svixCalls} ` +
-  `cache_calls=${outcome.cacheCalls} virtual_s=${outcome.virtualSeconds} replay="${replayCommand(setting, outcome.seed)}"`;
+  `cache_calls=${outcome.cacheCalls} virtual_s=${outcome.virtualSeconds} p99_ms=${outcome.latency.p99} max_ms=${outcome.latency.max} replay="${replayCommand(setting, outcome.seed)}"`;
 
 export const failed = (outcome: Outcome): boolean =>
   outcome.lost + outcome.doubled + outcome.forgedRun + outcome.revokedRun + outcome.junkOverBound > 0;

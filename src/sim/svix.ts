@@ -153,10 +153,11 @@ export class SimSvix {
   }
 }
 
+/** A message as Svix's record lists it: its payload marked, so the oracle tells Svix's copy from a delivered body. */
 const messageOut = (message: SimMessage) => ({
   id: message.id,
   eventType: EVENT_TYPE_NAME,
-  payload: message.payload,
+  payload: { ...message.payload, copy: 'record' },
   timestamp: new Date(message.createdAt).toISOString(),
   channels: null,
   eventId: null,

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
-import type { ZObject } from 'zapier-platform-core';
-import { cacheGet, cacheSet } from './cache';
-import { CLAIM_TTL_SECONDS } from './claim';
+import type { Io } from '../provider/request';
+import { CLAIM_TTL_SECONDS } from '../delivery/claim';
 
 /**
  * "Skip Outdated Events": the provider does not keep deliveries in order, so a
@@ -21,20 +20,20 @@ const Newest = t.type({ at: t.number }, 'NewestRun');
 export const newestKey = (endpointId: string, auctionUuid: string): string =>
   `newest:${endpointId}:${createHash('sha256').update(auctionUuid, 'utf8').digest('base64url').slice(0, 32)}`;
 
-const readNewest = async (z: ZObject, key: string): Promise<number | undefined> => {
-  const stored = await cacheGet(z, key).catch(() => undefined);
+const readNewest = async (io: Pick<Io, 'cache'>, key: string): Promise<number | undefined> => {
+  const stored = await io.cache.get(key).catch(() => undefined);
   const newest = Newest.decode(stored);
   return isRight(newest) ? newest.right.at : undefined;
 };
 
 /** True when this Zap has run for a newer event of the same auction. A cache that cannot answer says no. */
 export const isOutdated = async (
-  z: ZObject,
+  io: Pick<Io, 'cache'>,
   endpointId: string,
   auctionUuid: string,
   occurredAtMs: number,
 ): Promise<boolean> => {
-  const newest = await readNewest(z, newestKey(endpointId, auctionUuid));
+  const newest = await readNewest(io, newestKey(endpointId, auctionUuid));
   return newest !== undefined && occurredAtMs < newest;
 };
 
@@ -44,13 +43,13 @@ export const isOutdated = async (
  * the record never moves back.
  */
 export const recordNewest = async (
-  z: ZObject,
+  io: Pick<Io, 'cache'>,
   endpointId: string,
   auctionUuid: string,
   occurredAtMs: number,
 ): Promise<void> => {
   const key = newestKey(endpointId, auctionUuid);
-  const newest = await readNewest(z, key);
+  const newest = await readNewest(io, key);
   if (newest !== undefined && newest >= occurredAtMs) return;
-  await cacheSet(z, key, { at: occurredAtMs }, CLAIM_TTL_SECONDS, false).catch(() => undefined);
+  await io.cache.set(key, { at: occurredAtMs }, CLAIM_TTL_SECONDS, false).catch(() => undefined);
 };

@@ -8,7 +8,7 @@ import {
 import { listRecentMessages } from '../provider/api';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
 import { callerOf } from '../provider/request';
-import { decodePayload } from './delivery';
+import { decodePayload } from '../fields/payload';
 
 /** How many recent messages are read from the provider's log (its maximum page is 250). */
 export const RECENT_LIMIT = 50;

@@ -1,7 +1,6 @@
 import nock from 'nock';
 import { Webhook } from 'standardwebhooks';
 import { newId } from '../../src/sandbox/emulator/store';
-import { RULES } from '../../src/triggers/rules';
 import { MARKER, MARKER_NUMBER, type Signing } from '../fixtures/hostileDeliveries';
 import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, authData, errorDetails, newSecret, subscription } from './fixtures';
 import { usePlatform } from './platform';
@@ -150,17 +149,9 @@ export const headersSignedAt = (
   };
 };
 
+/** Deliveries through core's handler, to a process on a virtual clock: waiting for the allowance takes no time. */
 export const useDeliveries = () => {
   const zapier = usePlatform();
-  const refills = { reads: RULES.reads.refillMs, listings: RULES.listings.refillMs };
-  beforeAll(() => {
-    RULES.reads.refillMs = 1;
-    RULES.listings.refillMs = 1;
-  });
-  afterAll(() => {
-    RULES.reads.refillMs = refills.reads;
-    RULES.listings.refillMs = refills.listings;
-  });
   return (body: string, headers: Record<string, string>) =>
     zapier().perform({ authData, subscribeData: subscription, rawRequest: { content: body, headers }, inputData: {} });
 };

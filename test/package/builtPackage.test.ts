@@ -13,7 +13,7 @@ import { zapierHeaders } from '../../src/sandbox/hookRunner';
 import { PlatformStandIn } from '../../src/sandbox/platform';
 import { ProviderClient } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
-import { SubscribeData } from '../../src/triggers/delivery';
+import { SubscribeData } from '../../src/models/inbound';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
 /**

@@ -11,7 +11,7 @@ describe('the deadline of an operation', () => {
     const since = Deadline.since(Date.now() - waited).remainingMs();
     expect(since).toBeLessThanOrEqual(requestSettings.operationBudgetMs - waited);
     expect(since).toBeGreaterThan(requestSettings.operationBudgetMs - waited - 1_000);
-    expect(Deadline.in().remainingMs()).toBeGreaterThan(requestSettings.operationBudgetMs - 1_000);
+    expect(Deadline.since().remainingMs()).toBeGreaterThan(requestSettings.operationBudgetMs - 1_000);
   });
 
   it('a caller given the moment its delivery began has that deadline', async () => {

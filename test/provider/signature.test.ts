@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import fc from 'fast-check';
 import { checkEnvelope, secretKey, signedWith, signingHeaders } from '../../src/provider/signature';
-import { SIGNING_WINDOW } from '../../src/triggers/claim';
+import { SIGNING_WINDOW } from '../../src/delivery/claim';
 import { MSG_ID, SECRET, newSecret } from '../helpers/fixtures';
 
 /**

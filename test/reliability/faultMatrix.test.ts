@@ -1,15 +1,14 @@
 import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { testConnection } from '../../src/authentication';
-import { clock } from '../../src/clock';
 import { requestSettings } from '../../src/provider/request';
-import { RULES } from '../../src/triggers/rules';
 import { ProviderEmulator, type Fault } from '../../src/sandbox/emulator';
 import { unusedPort } from '../../src/sandbox/net';
 import { ProviderClient, ProviderFailure } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
-import { auctionStatusChangedOperations as trigger } from '../../src/triggers/auctionStatusChanged';
-import { SubscribeData } from '../../src/triggers/delivery';
+import { operationsFor } from '../../src/triggers/auctionStatusChanged';
+import { virtualRuntime } from '../helpers/clock';
+import { SubscribeData } from '../../src/models/inbound';
 import { EndpointSecretOut, MessageOut } from '../../src/provider/codecs';
 import { newId } from '../../src/sandbox/emulator/store';
 import { errorDetails, payload, signedRequest, type ErrorDetails } from '../helpers/fixtures';
@@ -143,27 +142,13 @@ let url: string;
 let faultOn: Fault | undefined;
 let appId: string;
 
-// Calls time out after 300 ms, a delivery has 4 s, and its pauses between tries pass at once on a
-// clock of its own: a fault that may pass is tried again until the delivery's time is up, as on
-// Zapier, without the test waiting 25 s of real time for each.
-const defaults = { request: { ...requestSettings }, callMs: RULES.callMs, clock: { ...clock } };
-beforeAll(() => {
-  requestSettings.timeoutMs = 300;
-  requestSettings.operationBudgetMs = 4_000;
-  RULES.callMs = 300;
-  let moved = 0;
-  clock.now = () => Date.now() + moved;
-  clock.sleep = async (ms) => {
-    moved += Math.max(0, ms);
-    await new Promise((resolve) => setImmediate(resolve));
-  };
-});
-
-afterAll(() => {
-  Object.assign(requestSettings, defaults.request);
-  Object.assign(clock, defaults.clock);
-  RULES.callMs = defaults.callMs;
-});
+// Calls time out after 300 ms, and a delivery's pauses between tries pass at once on its process's virtual clock:
+// a fault that may pass is tried again until the delivery's time is up, as on Zapier, without the test waiting
+// 25 s of real time for each (a delivery has 4 s here: a time-out takes real time).
+const trigger = operationsFor(virtualRuntime());
+const defaults = { ...requestSettings };
+beforeAll(() => Object.assign(requestSettings, { timeoutMs: 300, operationBudgetMs: 4_000 }));
+afterAll(() => Object.assign(requestSettings, defaults));
 
 beforeEach(async () => {
   faultOn = undefined;
@@ -213,9 +198,11 @@ const given = <T>(value: T | undefined, what: string): T => {
   return value;
 };
 
-/** Subscribed, then the secret rotated at once: the next delivery makes perform read it. */
+/** Subscribed, then the secret rotated 10 s later: the next delivery makes perform read it. */
 const rotatedSinceSubscribe = async (): Promise<Prepared & { rotated: string }> => {
   const { subscribeData } = await subscribed();
+  // Later than two processes' clocks may differ, so that the read's secret is plainly the newer one.
+  zapier().clock.advance(10_000);
   const client = new ProviderClient({ baseUrl: url, apiKey: KEY });
   const path = `/api/v1/app/${appId}/endpoint/${subscribeData.id}/secret`;
   await client.call({ method: 'POST', path: `${path}/rotate`, body: { gracePeriodSeconds: 0 }, action: 'rotating' });

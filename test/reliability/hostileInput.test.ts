@@ -9,7 +9,7 @@ import {
   useDeliveries,
 } from '../helpers/deliveries';
 import { failure, messageIdAt, payload } from '../helpers/fixtures';
-import { SIGNING_WINDOW } from '../../src/triggers/claim';
+import { SIGNING_WINDOW } from '../../src/delivery/claim';
 
 const deliver = useDeliveries();
 

@@ -7,7 +7,7 @@ import { PlatformStandIn, type CacheCall, type RpcFault } from '../../src/sandbo
 import { newId, newSecret } from '../../src/sandbox/emulator/store';
 import { ProviderClient } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
-import { SubscribeData } from '../../src/triggers/delivery';
+import { SubscribeData } from '../../src/models/inbound';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
 /**
@@ -174,8 +174,8 @@ describe('each operation that waits, alone in a process as Zapier runs it', () =
   it('the same when writing what it learnt, and reading it back, are throttled', async () => {
     await rotate();
     cacheFaults.push(
-      { method: 'zcache_set', key: /^secrets:/, fault: { kind: 'throttle' } },
-      { method: 'zcache_get', key: /^secrets:/, fault: { kind: 'throttle' } },
+      { method: 'zcache_set', key: /^history:/, fault: { kind: 'throttle' } },
+      { method: 'zcache_get', key: /^history:/, fault: { kind: 'throttle' } },
     );
     const { messageId, bundle } = await emit('CREATED');
     expectRan(await run(`${TRIGGER}.perform`, bundle), messageId);

@@ -2,6 +2,7 @@ import nock from 'nock';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { auctionStatusChanged } from '../../src/triggers/auctionStatusChanged';
+import { virtualRuntime } from '../helpers/clock';
 import { shortTime } from '../../src/fields/auctionStatusChanged';
 import { choiceOperations, recentAuctioneers, recentStatuses } from '../../src/triggers/choices';
 import { APP_ID, PROVIDER, authData, messageIdAt } from '../helpers/fixtures';
@@ -49,7 +50,7 @@ describe('the statuses dropdown', () => {
   });
 
   it("is what the trigger's statuses field offers, with free text still allowed", () => {
-    const fields = auctionStatusChanged.operation.inputFields ?? [];
+    const fields = auctionStatusChanged(virtualRuntime()).operation.inputFields ?? [];
     const statuses = fields.find((field) => typeof field === 'object' && 'key' in field && field.key === 'statuses');
     expect(statuses).toMatchObject({ dynamic: 'recent_statuses.id.name', list: true });
     // A static `choices` list would refuse statuses not seen yet.
@@ -97,7 +98,7 @@ describe('the auctioneers dropdown', () => {
   });
 
   it("is what the trigger's auctioneer field offers", () => {
-    const fields = auctionStatusChanged.operation.inputFields ?? [];
+    const fields = auctionStatusChanged(virtualRuntime()).operation.inputFields ?? [];
     const auctioneer = fields.find(
       (field) => typeof field === 'object' && 'key' in field && field.key === 'auctioneerUuid',
     );

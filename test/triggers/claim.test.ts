@@ -1,13 +1,14 @@
 import nock from 'nock';
 import { createAppTester, type ZObject } from 'zapier-platform-core';
 import app from '../../src';
+import { CLAIM_TTL_SECONDS, claimKey } from '../../src/delivery/claim';
+import { historyKey } from '../../src/delivery/driver';
+import { backoffMs } from '../../src/delivery/machine';
+import { requestSettings } from '../../src/provider/request';
 import { PROVIDER_RETRY_SCHEDULE_MS } from '../../src/sandbox/emulator';
 import type { RpcFault } from '../../src/sandbox/platform';
-import { auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
-import { clock } from '../../src/clock';
-import { requestSettings } from '../../src/provider/request';
-import { CLAIM_TTL_SECONDS, claimKey, claimSettings } from '../../src/triggers/claim';
-import { secretHistoryKey } from '../../src/triggers/verify';
+import { operationsFor } from '../../src/triggers/auctionStatusChanged';
+import { virtualRuntime } from '../helpers/clock';
 import {
   MSG_ID,
   PROVIDER,
@@ -140,7 +141,7 @@ describe('exactly-once Zap runs, as Zapier runs them', () => {
       zapier()
         .calls()
         .map((call) => `${call.method} ${call.key}`),
-    ).toEqual([`zcache_get ${secretHistoryKey(subscription.id)}`, `zcache_set seen:${subscription.id}:${cold}`]);
+    ).toEqual([`zcache_get ${historyKey(subscription.id)}`, `zcache_set seen:${subscription.id}:${cold}`]);
   });
 
   it('a throttled claim (null, nothing stored) is tried again at once, so a one-off throttle never doubles a run', async () => {
@@ -163,29 +164,15 @@ describe('exactly-once Zap runs, as Zapier runs them', () => {
   });
 
   it("a cache that keeps throttling: tried again until the delivery's time is up, then the Zap runs unclaimed", async () => {
-    // The pauses pass at once on a clock of the test's own, which each moves on by what it waits.
-    const realClock = { ...clock };
-    let moved = 0;
-    let sleeps = 0;
-    clock.now = () => Date.now() + moved;
-    clock.sleep = async (ms) => {
-      moved += ms;
-      sleeps += 1;
-      await new Promise((resolve) => setImmediate(resolve));
-    };
-    try {
-      claimFaults = Array.from({ length: 200 }, () => ({ kind: 'throttle' }) satisfies RpcFault);
-      await expect(deliver()).resolves.toHaveLength(1);
-    } finally {
-      Object.assign(clock, realClock);
-    }
-    const pauses = claimSettings.retryPausesMs;
-    const longest = Math.max(...pauses);
-    // A try after each pause; the pauses filled the delivery's time, short at first, then the longest.
-    expect(claimSets()).toHaveLength(sleeps + 1);
+    // The pauses pass at once on the process's virtual clock, which each moves on by what it waits.
+    claimFaults = Array.from({ length: 200 }, () => ({ kind: 'throttle' }) satisfies RpcFault);
+    await expect(deliver()).resolves.toHaveLength(1);
+    const moved = zapier().clock.moved();
+    const longest = backoffMs(100);
+    // A try after each pause of the one back-off; the pauses filled the delivery's time, short at first.
+    expect(claimSets().length).toBeGreaterThan(requestSettings.operationBudgetMs / longest);
     expect(moved).toBeLessThanOrEqual(requestSettings.operationBudgetMs);
     expect(moved).toBeGreaterThan(requestSettings.operationBudgetMs - 2 * longest);
-    expect(sleeps).toBeGreaterThan(pauses.length);
     // It ran without a claim: a redelivery would find none.
     expect(zapier().platform.peek(IDENTITY, claim)).toBeUndefined();
   });
@@ -264,7 +251,7 @@ describe("the local tester's cache", () => {
 
   it('still runs a sequential redelivery once: without knowing the cache honours nx, a claim reads first', async () => {
     const tester = createAppTester(app);
-    const perform = auctionStatusChangedOperations.perform;
+    const { perform } = operationsFor(virtualRuntime());
     const { cacheHonoursNx, ...unprobed } = subscription;
     expect(cacheHonoursNx).toBe(true);
     const bundle = () => ({ authData, subscribeData: unprobed, rawRequest: signedRequest(body), inputData: {} });

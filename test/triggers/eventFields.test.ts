@@ -3,7 +3,7 @@ import { EXTRA_LIMITS } from '../../src/fields/extraFields';
 import { eventTimeMs } from '../../src/fields/auctionStatusChanged';
 import { ClassNames } from '../../src/models';
 import { encodeKsuidMs, timeOfProviderId } from '../../src/provider/ksuid';
-import { CLAIM_TTL_SECONDS } from '../../src/triggers/claim';
+import { CLAIM_TTL_SECONDS } from '../../src/delivery/claim';
 import { newestKey } from '../../src/triggers/outdated';
 import {
   APP_ID,

@@ -1,6 +1,6 @@
 import nock from 'nock';
-import { CLAIM_TTL_SECONDS, SIGNING_WINDOW } from '../../src/triggers/claim';
-import { refusalMessage } from '../../src/triggers/delivery';
+import { CLAIM_TTL_SECONDS, SIGNING_WINDOW } from '../../src/delivery/claim';
+import { refusalMessage } from '../../src/messages';
 import {
   APP_ID,
   ENDPOINT_ID,

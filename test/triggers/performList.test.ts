@@ -1,12 +1,13 @@
 import nock from 'nock';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
-import { auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
+import { operationsFor } from '../../src/triggers/auctionStatusChanged';
+import { virtualRuntime } from '../helpers/clock';
 import { auctionStatusChangedSample } from '../../src/fields/auctionStatusChanged';
 import { APP_ID, PROVIDER, authData, failure, messageIdAt, payload } from '../helpers/fixtures';
 
 const appTester = createAppTester(app);
-const performList = auctionStatusChangedOperations.performList;
+const { performList } = operationsFor(virtualRuntime());
 
 /** A message of the log: its id carries its creation time, as the provider's do. */
 const ids = new Map<string, string>();

@@ -8,7 +8,8 @@ import { ProviderEmulator } from '../../src/sandbox/emulator';
 import { ProviderClient } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
 import { endpointDescription, THROTTLE_RATE } from '../../src/provider/zapEndpoint';
-import { auctionStatusChangedOperations } from '../../src/triggers/auctionStatusChanged';
+import { operationsFor } from '../../src/triggers/auctionStatusChanged';
+import { virtualRuntime } from '../helpers/clock';
 import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, TARGET_URL, authData, failure } from '../helpers/fixtures';
 import { usePlatform } from '../helpers/platform';
 
@@ -85,7 +86,7 @@ describe('performSubscribe', () => {
     nock(PROVIDER).post(endpointPath, endpointBody).reply(201, endpointOut);
     const tester = createAppTester(app);
     await expect(
-      tester(auctionStatusChangedOperations.performSubscribe, { authData, targetUrl: TARGET_URL, inputData: {} }),
+      tester(operationsFor(virtualRuntime()).performSubscribe, { authData, targetUrl: TARGET_URL, inputData: {} }),
     ).resolves.toEqual(expect.objectContaining({ cacheHonoursNx: false }));
   });
 

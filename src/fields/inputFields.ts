@@ -1,0 +1,31 @@
+import { FILTER_LABELS } from '../triggers/filters';
+
+/** The options of Auction Status Changed, as the Zap editor shows them (their dropdowns are the hidden triggers). */
+export const auctionStatusChangedInputFields = (dropdowns: { statuses: string; auctioneers: string }) => [
+  {
+    key: 'statuses',
+    label: FILTER_LABELS.statuses,
+    list: true,
+    required: false,
+    dynamic: `${dropdowns.statuses}.id.name`,
+    helpText:
+      'Run the Zap only for these statuses. Pick from the statuses your auctions have had recently, or type one that has not happened yet (capitals, spaces and underscores do not matter). Leave empty to run it for every status.',
+  },
+  {
+    key: 'auctioneerUuid',
+    label: FILTER_LABELS.auctioneerUuid,
+    required: false,
+    dynamic: `${dropdowns.auctioneers}.id.name`,
+    helpText:
+      "Run the Zap only for this auctioneer's auctions. Pick from the auctioneers seen in recent events, or paste an auctioneer's UUID. Leave empty to run it for every auctioneer.",
+  },
+  {
+    key: 'skipOutdated',
+    label: FILTER_LABELS.skipOutdated,
+    type: 'boolean' as const,
+    required: false,
+    default: 'false',
+    helpText:
+      "For Zaps that keep another system in sync: events can arrive late and out of order, so an auction's earlier status could arrive after a newer one and undo it. Choose **Yes** to skip an event that happened before the newest one this Zap has already run for the same auction. Leave it at **No** to run the Zap for every event, in the order they arrive.",
+  },
+];

@@ -1,0 +1,91 @@
+import type { Failure } from './provider/failures';
+import type { Refusal } from './provider/signature';
+import { FILTER_LABELS, type FilterField } from './triggers/filters';
+
+/**
+ * What a person reads in Zapier when a delivery does not run, or a Zap cannot be turned on: each starts with what
+ * to do, within the 250 characters Zapier shows (test/messages.test.ts enumerates them all). Provider failures
+ * are worded in provider/failures.ts.
+ */
+
+/** Why a request to the Zap's address did not run it, when it cannot have come from the Consumer App as sent. */
+export type DeliveryRefusal =
+  Refusal | 'no-delivery' | 'no-body' | 'not-a-svix-id' | 'unchecked-signature' | 'event-too-old';
+
+/** A request anyone could have sent to the Zap's address: nothing to do, unless it was the person's own. */
+const notFromSvix = (what: string): string =>
+  `Nothing to do unless you sent it: ${what}, so it did not come from your Consumer App and the Zap did not run.`;
+
+/** Runs are remembered 7 days: an older event could have run already. */
+const tooOld = (what: string): string =>
+  `Nothing to do: ${what} over 7 days ago, and this Zap remembers the events it ran for 7 days only, so it did not run it again.`;
+
+const REFUSALS: Record<DeliveryRefusal, string> = {
+  'no-delivery':
+    'Nothing to do: this run carried no delivery from Svix, so there was nothing to check and the Zap did not run. The next auction event runs it as usual.',
+  'no-body': notFromSvix("a request to this Zap's address had no body"),
+  'missing-headers': notFromSvix("a request to this Zap's address was not signed by Svix"),
+  'bad-timestamp': notFromSvix("a delivery's signing time was not a valid time"),
+  'too-old': tooOld('this delivery was signed'),
+  'event-too-old': tooOld('this event happened'),
+  'not-a-svix-id': notFromSvix("a delivery's ID is not one Svix makes"),
+  'too-new': notFromSvix('a delivery was signed more than 5 minutes ahead'),
+  'no-valid-signature':
+    "If this happens to every event, turn the Zap off and on again: this delivery's signature does not match the Zap's endpoint secret, so the Zap did not run.",
+  'unchecked-signature':
+    "If this happens to every event, turn the Zap off and on again: this delivery's signature did not match, and Svix could not be asked in time whether it is genuine (many came at once), so the Zap did not run.",
+};
+
+export const refusalMessage = (refusal: DeliveryRefusal): string => REFUSALS[refusal];
+
+/** How to run the Zap for an event that did not run: Svix resends a message to one endpoint from its dashboard. */
+export const resendHint = (messageId: string): string =>
+  `Resend message ${messageId} to this Zap from your Consumer App in Svix's dashboard`;
+
+/** What a person reads of a delivery that could not be checked while Svix had trouble. */
+export const couldNotCheckMessage = (messageId: string): string =>
+  `${resendHint(messageId)}: its signature did not match this Zap's secret as last read, and Svix could not say in time whether the secret changed, so the Zap did not run.`;
+
+/** What a person reads when the record settles a delivery against it. */
+export const RECORD_REFUSALS = {
+  notConfirmed:
+    "Nothing to do unless you sent it: this delivery's signature did not match, and Svix's record of your Consumer App has no such event, so the Zap did not run.",
+  beforeEndpoint:
+    "Nothing to do: this delivery's signature did not match, and its event happened before this Zap was turned on, so the Zap did not run for it.",
+  expired: (messageId: string): string =>
+    `If you still need it, ask the auction service to send event ${messageId} again: Svix no longer keeps its content, so the Zap could not confirm it and did not run.`,
+};
+
+/** What kept the record from confirming an event, in a few words, from the failure of the call. */
+const trouble = (failure: Failure): string =>
+  failure.kind === 'throttled'
+    ? 'Svix was limiting requests'
+    : failure.kind === 'error' && failure.code === 'ProviderForbidden'
+      ? 'this key may not read messages'
+      : failure.kind === 'error' && failure.code === 'ProviderUnreachable'
+        ? 'Svix could not be reached'
+        : 'Svix had trouble answering';
+
+/** A failure to read the record, reworded: which event did not run, and how to send it again. */
+export const couldNotConfirm =
+  (messageId: string) =>
+  (failure: Failure): Failure => {
+    const log = failure.log === undefined ? {} : { log: failure.log };
+    if (failure.kind === 'auth') {
+      const message = `Reconnect your account in Zapier with a current key, then resend message ${messageId} from Svix's dashboard: Svix refused the key while confirming the event.`;
+      return { kind: 'auth', message, ...log };
+    }
+    const message = `${resendHint(messageId)}: its signature did not match this Zap's secret, and Svix could not confirm it (${trouble(failure)}), so the Zap did not run.`;
+    return { kind: 'error', code: 'EventNotConfirmed', status: 503, message, ...log };
+  };
+
+/** What a person reads in Zapier when turning the Zap on or a delivery cannot go ahead (see also delivery.ts). */
+export const MESSAGES = {
+  missingTargetUrl: 'Turn the Zap on again: Zapier gave no address to send auction events to.',
+  missingSubscription:
+    "Turn the Zap off and on again: its subscription lacks the endpoint's signing secret, so deliveries cannot be checked.",
+};
+
+/** What a person reads when an input field cannot be read: which one, and what to do in Zapier. */
+export const unreadableFilter = (key: FilterField): string =>
+  `Open the Zap, set "${FILTER_LABELS[key]}" again in its trigger step, and publish it: the field could not be read, so the Zap did not run for this event (it never runs for every event instead).`;

@@ -1,0 +1,22 @@
+import * as t from 'io-ts';
+
+/**
+ * What Zapier hands a delivery's perform, decoded at the edge: the raw request, and what the Zap's subscribe
+ * stored for it.
+ */
+
+export const RawRequest = t.intersection(
+  [t.type({ content: t.string }), t.partial({ headers: t.UnknownRecord })],
+  'RawRequest',
+);
+
+/**
+ * What performSubscribe returned, as Zapier stores it for this Zap: the
+ * endpoint's id and signing secret, when the secret was known to be current,
+ * and whether the platform's cache honours `nx` (when the subscribe learnt it).
+ */
+export const SubscribeData = t.intersection(
+  [t.type({ id: t.string, secret: t.string }), t.partial({ checkedAt: t.number, cacheHonoursNx: t.boolean })],
+  'SubscribeData',
+);
+export type SubscribeData = t.TypeOf<typeof SubscribeData>;

@@ -1,0 +1,27 @@
+import { clockOf, Runtime, type Clock } from '../../src/delivery/runtime';
+
+/**
+ * A virtual clock for a test of a process on real loopback I/O: it reads the real time plus every wait it skipped.
+ * A wait of `ms` takes `ms / speedup` of real time, then moves the clock on to the wait's end, so waits end in
+ * the order they are due, a loopback round trip (milliseconds) still ends before a wait of seconds, and a test
+ * that waits out a delivery's 25 seconds takes about one. Tests of the state machine and the driver alone take
+ * the simulation's exact virtual clock instead (src/sim/eventLoop.ts).
+ */
+export const virtualClock = (speedup = 25): Clock & { moved: () => number; advance: (ms: number) => void } => {
+  let skipped = 0;
+  const clock = clockOf<NodeJS.Timeout>({
+    now: () => Date.now() + skipped,
+    setTimeout: (run, ms) => {
+      const due = Date.now() + skipped + ms;
+      return setTimeout(() => {
+        skipped = Math.max(skipped, due - Date.now());
+        run();
+      }, ms / speedup);
+    },
+    clearTimeout: (timer) => clearTimeout(timer),
+  });
+  return { ...clock, moved: () => skipped, advance: (ms) => void (skipped += ms) };
+};
+
+/** A runtime (a process of the app) on a virtual clock. */
+export const virtualRuntime = (): Runtime => new Runtime(virtualClock());
