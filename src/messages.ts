@@ -1,6 +1,7 @@
+import type { Halt } from './delivery/machine';
 import type { Failure } from './provider/failures';
 import type { Refusal } from './provider/signature';
-import { FILTER_LABELS, type FilterField } from './triggers/filters';
+import { FILTER_LABELS, type FilterField } from './fields/filters';
 
 /**
  * What a person reads in Zapier when a delivery does not run, or a Zap cannot be turned on: each starts with what
@@ -43,8 +44,12 @@ export const resendHint = (messageId: string): string =>
   `Resend message ${messageId} to this Zap from your Consumer App in Svix's dashboard`;
 
 /** What a person reads of a delivery that could not be checked while Svix had trouble. */
-export const couldNotCheckMessage = (messageId: string): string =>
-  `${resendHint(messageId)}: its signature did not match this Zap's secret as last read, and Svix could not say in time whether the secret changed, so the Zap did not run.`;
+export const couldNotCheck = (messageId: string): Failure => ({
+  kind: 'error',
+  code: 'SignatureNotChecked',
+  status: 503,
+  message: `${resendHint(messageId)}: its signature did not match this Zap's secret as last read, and Svix could not say in time whether the secret changed, so the Zap did not run.`,
+});
 
 /** What a person reads when the record settles a delivery against it. */
 export const RECORD_REFUSALS = {
@@ -65,6 +70,16 @@ const trouble = (failure: Failure): string =>
       : failure.kind === 'error' && failure.code === 'ProviderUnreachable'
         ? 'Svix could not be reached'
         : 'Svix had trouble answering';
+
+/** What a person reads when the delivery path halts a delivery (src/delivery/machine.ts). */
+export const haltMessage = (why: Halt, messageId: string): string =>
+  why === 'expired'
+    ? RECORD_REFUSALS.expired(messageId)
+    : why === 'not-confirmed'
+      ? RECORD_REFUSALS.notConfirmed
+      : why === 'before-endpoint'
+        ? RECORD_REFUSALS.beforeEndpoint
+        : refusalMessage(why);
 
 /** A failure to read the record, reworded: which event did not run, and how to send it again. */
 export const couldNotConfirm =

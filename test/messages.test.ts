@@ -1,4 +1,5 @@
 import app from '../src';
+import type { Halt } from '../src/delivery/machine';
 import { authentication } from '../src/authentication';
 import { EVENT_TYPE_NOT_PERMITTED } from '../src/provider/zapEndpoint';
 import { ACTIONS, appNotFound, ENDPOINT_MESSAGES } from '../src/provider/api';
@@ -17,7 +18,8 @@ import {
 import { checkServerUrl } from '../src/provider/serverUrl';
 import { decodePayload, parseBody } from '../src/fields/payload';
 import {
-  couldNotCheckMessage,
+  couldNotCheck,
+  haltMessage,
   couldNotConfirm,
   MESSAGES,
   RECORD_REFUSALS,
@@ -25,8 +27,8 @@ import {
   unreadableFilter,
   type DeliveryRefusal,
 } from '../src/messages';
-import { FILTER_LABELS, type FilterField } from '../src/triggers/filters';
-import { NO_TIME } from '../src/triggers/recentEvents';
+import { FILTER_LABELS, type FilterField } from '../src/fields/filters';
+import { NO_TIME } from '../src/fields/recentItems';
 import { API_KEY } from './helpers/fixtures';
 import { unreadable, ZAPIER_LIMIT } from './helpers/readable';
 
@@ -111,7 +113,7 @@ const zapierMessages = async (): Promise<string[]> => {
   return [
     ...inZapier.flatMap((reader) => EVERY_ACTION.flatMap((action) => providerMessages(reader, action))),
     ...Object.values(ACCESS_MESSAGES),
-    couldNotCheckMessage(MESSAGE_ID),
+    couldNotCheck(MESSAGE_ID).message,
     ...REFUSALS.map(refusalMessage),
     ...FILTER_FIELDS.map(unreadableFilter),
     ...Object.values(MESSAGES),
@@ -128,11 +130,12 @@ const zapierMessages = async (): Promise<string[]> => {
   ];
 };
 
-/** What a delivery checked against the provider's record can say: refusals, and each failure to read it. */
+/** Every halt of the delivery path. */
+const HALTS: Halt[] = ['not-a-svix-id', 'unchecked-signature', 'not-confirmed', 'before-endpoint', 'expired'];
+
+/** What a delivery checked against the provider's record can say: halts, and each failure to read it. */
 const recordMessages = (): string[] => [
-  RECORD_REFUSALS.notConfirmed,
-  RECORD_REFUSALS.beforeEndpoint,
-  RECORD_REFUSALS.expired(MESSAGE_ID),
+  ...HALTS.map((why) => haltMessage(why, MESSAGE_ID)),
   ...providerFailures('zap-run', LONGEST_ACTION).map((failure) => couldNotConfirm(MESSAGE_ID)(failure).message),
 ];
 

@@ -4,10 +4,7 @@ import type { Io } from '../provider/request';
 import { backoffMs } from './machine';
 import type { Runtime } from './runtime';
 
-/**
- * Exactly-once Zap runs under Svix's at-least-once delivery: a delivery claims its message for the Zap in
- * z.cache with one `set` only if absent (`nx`).
- */
+/** Exactly-once Zap runs under Svix's at-least-once delivery: a delivery claims its message in z.cache. */
 
 /** How long a run is remembered: Svix retries for about 28 hours, and a person may resend a message for days. */
 export const REMEMBER_RUNS_SECONDS = 7 * 24 * 60 * 60;
@@ -18,10 +15,8 @@ export const SIGNING_WINDOW: SigningWindow = {
   maxAheadSeconds: CLOCK_ALLOWANCE_SECONDS,
 };
 
-/**
- * A claim outlives the window by the clock allowance. Every attempt is signed afresh, so the event's own time
- * must be inside the window too (see isTooOldToRemember): then every delivery that runs finds any earlier claim.
- */
+/** A claim outlives the window by the clock allowance; the event's own time must be inside it too (each attempt
+ * is signed afresh): then every delivery that runs finds any earlier claim. */
 export const CLAIM_TTL_SECONDS = SIGNING_WINDOW.maxAgeSeconds + CLOCK_ALLOWANCE_SECONDS;
 
 export const isTooOldToRemember = (occurredAtMs: number, nowMs: number): boolean =>

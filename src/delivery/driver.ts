@@ -1,13 +1,14 @@
 import { isRight } from 'fp-ts/Either';
-import { couldNotCheckMessage, couldNotConfirm, RECORD_REFUSALS, refusalMessage } from '../messages';
+import { couldNotCheck, couldNotConfirm, haltMessage } from '../messages';
 import { ExpiredPayload, type MessageOut } from '../provider/codecs';
 import { getEndpointSecret, listMessagesBetween } from '../provider/api';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
 import type { Failure } from '../provider/failures';
-import { mayPass, raise, withoutBundle, type Caller, type Io } from '../provider/request';
+import { halt, mayPass, raise, type Caller, type Io } from '../provider/request';
 import { CLAIM_TTL_SECONDS } from './claim';
-import { apply, decide, History, leave, RULES } from './machine';
-import type { Command, Delivery, Halt, Listed, Result } from './machine';
+import { History } from './history';
+import { apply, decide, leave, RULES } from './machine';
+import type { Command, Delivery, Listed, Result } from './machine';
 import type { Runtime, Slot } from './runtime';
 
 /**
@@ -38,18 +39,6 @@ interface Run {
 const MAX_STEPS = 10_000;
 export const historyKey = (endpointId: string): string => `history:${endpointId}`;
 
-const HALTS: Record<Exclude<Halt, 'expired'>, string> = {
-  'not-a-svix-id': refusalMessage('not-a-svix-id'),
-  'unchecked-signature': refusalMessage('unchecked-signature'),
-  'not-confirmed': RECORD_REFUSALS.notConfirmed,
-  'before-endpoint': RECORD_REFUSALS.beforeEndpoint,
-};
-
-/** Stops a delivery that cannot have come from the Consumer App as sent: a halt, which never turns a Zap off. */
-export const halt = (io: Pick<Io, 'errors'>, message: string): never => {
-  throw withoutBundle(new io.errors.HaltedError(message));
-};
-
 /** The delivery's verdict: the usual one (signed with the current secret, known fresh) at once, without a promise. */
 export const verify = (runtime: Runtime, io: Io, caller: () => Caller, sub: Subscription, delivery: Delivery) => {
   const seen = { secret: sub.secret, start: sub.checkedAt, end: sub.checkedAt, by: 'subscribe' };
@@ -68,7 +57,7 @@ const steps = async (run: Run, first: Command): Promise<Verdict> => {
       if (verdict) return verdict;
       command = decide(slot.state, delivery, runtime.clock.now());
     }
-    return halt(io, HALTS['unchecked-signature']);
+    return halt(io, haltMessage('unchecked-signature', delivery.id));
   } finally {
     // Calls it scheduled and did not make are dropped: a delivery that needs one schedules its own.
     leave(slot.state, delivery);
@@ -86,14 +75,9 @@ const step = async (run: Run, command: Command): Promise<Verdict | void> => {
     case 'confirmed':
       return { kind: 'confirmed', event: command.event };
     case 'halt':
-      return halt(io, command.why === 'expired' ? RECORD_REFUSALS.expired(delivery.id) : HALTS[command.why]);
+      return halt(io, haltMessage(command.why, delivery.id));
     case 'error':
-      return raise(io, {
-        kind: 'error',
-        code: 'SignatureNotChecked',
-        status: 503,
-        message: couldNotCheckMessage(delivery.id),
-      });
+      return raise(io, couldNotCheck(delivery.id));
     case 'refused':
       return raise(io, couldNotConfirm(delivery.id)(command.failure));
     case 'wait':

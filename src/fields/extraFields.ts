@@ -1,5 +1,5 @@
 import { exactText } from '../provider/json';
-import type { ZapValue } from './zapFields';
+import type { OutputField, ZapValue } from './zapFields';
 
 /**
  * Every field of an event beyond the three the auction service promises,
@@ -184,3 +184,14 @@ export const flattenExtras = (
   }
   return { values: Object.fromEntries(values), labels: Object.fromEntries(labels) };
 };
+
+/** Output fields for the extra fields recent items carried (by their key in the items), typed by a value seen. */
+export const extraOutputFieldsOf = (
+  items: ReadonlyArray<Readonly<Record<string, unknown>>>,
+  labels: Readonly<Record<string, string>>,
+): OutputField[] =>
+  Object.entries(labels).map(([key, label]) => {
+    const value = items.find((item) => item[key] !== undefined && item[key] !== null)?.[key];
+    const type = typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'boolean' : 'string';
+    return Array.isArray(value) ? { key, label, type, list: true } : { key, label, type };
+  });

@@ -1,4 +1,4 @@
-import { FILTER_LABELS } from '../triggers/filters';
+import { FILTER_LABELS } from './filters';
 
 /** The options of Auction Status Changed, as the Zap editor shows them (their dropdowns are the hidden triggers). */
 export const auctionStatusChangedInputFields = (dropdowns: { statuses: string; auctioneers: string }) => [

@@ -88,6 +88,11 @@ export const ioOf = (z: ZObject): Io => ({
   log: (line) => z.console.log(line),
 });
 
+/** Stops a delivery that cannot have come from the Consumer App as sent: a halt, which never turns a Zap off. */
+export const halt = (io: Pick<Io, 'errors'>, message: string): never => {
+  throw withoutBundle(new io.errors.HaltedError(message));
+};
+
 export const raise = (io: Pick<Io, 'errors' | 'log'>, failure: Failure): never => {
   // What a person does not read (a status, a header, a host) goes to the log, for whoever supports the Zap.
   if (failure.log) io.log(failure.log);

@@ -128,6 +128,16 @@ export const signedWith = (
   return key ? signedWithKey(key, id, timestamp, signatureHeader, body) : false;
 };
 
+/** signedWith for one delivery, each secret checked once however often it is asked. */
+export const signer = (id: string, timestamp: string, signatureHeader: string, body: string) => {
+  const checked = new Map<string, boolean>();
+  return (secret: string): boolean => {
+    const known = checked.get(secret) ?? signedWith(secret, id, timestamp, signatureHeader, body);
+    checked.set(secret, known);
+    return known;
+  };
+};
+
 /** Header names as Zapier passes them (`Http-` prefixed), on standard and white-labelled accounts. */
 const HEADER_NAMES = {
   id: ['http-svix-id', 'http-webhook-id', 'svix-id', 'webhook-id'],

@@ -15,7 +15,7 @@ import { HookRunner, performingFor, type ZapRun } from './hookRunner';
 import { isRight } from 'fp-ts/Either';
 import { claimKey } from '../delivery/claim';
 import { historyKey } from '../delivery/driver';
-import { History } from '../delivery/machine';
+import { History } from '../delivery/history';
 import { PlatformStandIn, type CacheCall, type RpcFault } from './platform';
 
 /**

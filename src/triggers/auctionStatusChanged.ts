@@ -1,7 +1,7 @@
 import { isRight } from 'fp-ts/Either';
 import { defineTrigger, type Bundle, type ZObject } from 'zapier-platform-core';
 import { claimKey, claimMessage, isTooOldToRemember, probeNx, SIGNING_WINDOW } from '../delivery/claim';
-import { halt, verify, type Verdict } from '../delivery/driver';
+import { verify, type Verdict } from '../delivery/driver';
 import type { Runtime } from '../delivery/runtime';
 import {
   auctionStatusChangedOutputFields,
@@ -10,6 +10,7 @@ import {
   toTriggerItem,
   type AuctionStatusChangedItem,
 } from '../fields/auctionStatusChanged';
+import { extraOutputFieldsOf } from '../fields/extraFields';
 import { auctionStatusChangedInputFields } from '../fields/inputFields';
 import { decodePayload, parseBody, type PayloadResult } from '../fields/payload';
 import type { OutputField } from '../fields/zapFields';
@@ -19,11 +20,11 @@ import { deleteEndpoint } from '../provider/api';
 import { connectionScope } from '../provider/connection';
 import { endpointUid, isEndpointId, isMessageId } from '../provider/ids';
 import { timeOfProviderId } from '../provider/ksuid';
-import { callerOf, ioOf, requestSettings, type Caller, type Io } from '../provider/request';
-import { checkEnvelope, signatureCount, signedWith, signingHeaders } from '../provider/signature';
+import { callerOf, halt, ioOf, requestSettings, type Caller, type Io } from '../provider/request';
+import { checkEnvelope, signatureCount, signer, signingHeaders } from '../provider/signature';
 import { subscribeEndpoint, ZapMeta } from '../provider/zapEndpoint';
 import { recentAuctioneers, recentStatuses } from './choices';
-import { passesFilters, readFilters, type Filters } from './filters';
+import { passesFilters, readFilters, type Filters } from '../fields/filters';
 import { isOutdated, recordNewest } from './outdated';
 import { recentEvents } from './recentEvents';
 
@@ -60,62 +61,50 @@ export const operationsFor = (runtime: Runtime) => {
     return { removed: id ? (await deleteEndpoint(caller, id)) === 'deleted' : false };
   };
 
-  /** Verifies the delivery, then decodes it at the edge: its body when the current secret signed it, else Svix's copy. */
-  const checked = (io: Io, bundle: DeliveryBundle, zap: SubscribeData, startedAt: number) => {
+  type Items = AuctionStatusChangedItem[] | Promise<AuctionStatusChangedItem[]>;
+  /**
+   * A delivery, on the ports it runs on (Zapier's z, or the simulation's): verified (src/delivery), then decoded
+   * at the edge, its body when the current secret signed it, else Svix's copy. Not async: see perform.
+   */
+  const deliver = (io: Io, bundle: DeliveryBundle): Items => {
+    const arrivedAt = runtime.clock.now();
+    const zap = SubscribeData.decode(bundle.subscribeData);
+    if (!isRight(zap)) throw new io.errors.Error(MESSAGES.missingSubscription, 'MissingSubscription', 400);
     const raw = RawRequest.decode(bundle.rawRequest);
     if (!isRight(raw)) return refuse(io, 'no-body');
-    const body = raw.right.content;
-    const envelope = checkEnvelope(
-      signingHeaders(raw.right.headers ?? {}),
-      Math.floor(startedAt / 1000),
-      SIGNING_WINDOW,
-    );
+    const { content, headers = {} } = raw.right;
+    const envelope = checkEnvelope(signingHeaders(headers), Math.floor(arrivedAt / 1000), SIGNING_WINDOW);
     if (!envelope.ok) return refuse(io, envelope.refusal);
-    const { id, timestamp, signature } = envelope;
-    const occurredAtMs = eventTimeMs(id, envelope.seconds * 1000);
-    if (isTooOldToRemember(occurredAtMs, startedAt)) return refuse(io, 'event-too-old');
-    const deadline = startedAt + requestSettings.operationBudgetMs;
-    // Each secret is checked once per delivery, however often the rules ask.
-    const checkedWith = new Map<string, boolean>();
+    const { id, timestamp, signature, seconds } = envelope;
+    const occurredAtMs = eventTimeMs(id, seconds * 1000);
+    if (isTooOldToRemember(occurredAtMs, arrivedAt)) return refuse(io, 'event-too-old');
+    const deadline = arrivedAt + requestSettings.operationBudgetMs;
+    const { checkedAt = 0, secret } = zap.right;
+    const key = `${connectionScope(bundle.authData)}\u0000${zap.right.id}`;
+    const sub = { id: zap.right.id, secret, madeAt: timeOfProviderId(zap.right.id) ?? checkedAt, checkedAt, key };
+    const signedAt = seconds * 1000;
+    const createdAt = isMessageId(id) ? timeOfProviderId(id) : undefined;
+    const signedWith = signer(id, timestamp, signature, content);
     const delivery = {
       id,
-      createdAt: isMessageId(id) ? timeOfProviderId(id) : undefined,
-      signedAt: envelope.seconds * 1000,
+      createdAt,
+      signedAt,
       signatures: signatureCount(signature),
-      signedWith: (secret: string) => {
-        const known = checkedWith.get(secret);
-        if (known !== undefined) return known;
-        const signed = signedWith(secret, id, timestamp, signature, body);
-        checkedWith.set(secret, signed);
-        return signed;
-      },
-      arrivedAt: startedAt,
+      signedWith,
+      arrivedAt,
       deadline,
-      looked: false,
     };
-    const checkedAt = zap.checkedAt ?? 0;
-    const key = `${connectionScope(bundle.authData)}\u0000${zap.id}`;
-    const sub = { id: zap.id, secret: zap.secret, madeAt: timeOfProviderId(zap.id) ?? checkedAt, checkedAt, key };
     // One caller, and so one deadline (counted from the start, waits included), for every provider call.
     let caller: Caller | undefined;
-    const callerFor = () => (caller ??= callerOf(io, bundle, 'zap-run', startedAt, runtime.clock.now));
+    const callerFor = () => (caller ??= callerOf(io, bundle, 'zap-run', arrivedAt, runtime.clock.now));
     const decoded = (verdict: Verdict) => {
-      const parsed = verdict.kind === 'signed' ? parseBody(body) : { ok: true as const, body: verdict.event };
+      const parsed = verdict.kind === 'signed' ? parseBody(content) : { ok: true as const, body: verdict.event };
       const payload = parsed.ok ? decodePayload(parsed.body) : parsed;
       if (!payload.ok) throw new io.errors.Error(payload.message, 'InvalidPayload', 400);
-      return runOnce(io, bundle, zap, { ...payload, messageId: id, occurredAtMs, deadline });
+      return runOnce(io, bundle, zap.right, { ...payload, messageId: id, occurredAtMs, deadline });
     };
-    const verdict = verify(runtime, io, callerFor, sub, delivery);
+    const verdict = verify(runtime, io, callerFor, sub, { ...delivery, looked: false });
     return verdict instanceof Promise ? verdict.then(decoded) : decoded(verdict);
-  };
-
-  type Items = AuctionStatusChangedItem[] | Promise<AuctionStatusChangedItem[]>;
-  /** A delivery, on the ports it runs on: Zapier's z (perform), or the simulation's. Not async: see perform. */
-  const deliver = (io: Io, bundle: DeliveryBundle): Items => {
-    const startedAt = runtime.clock.now();
-    const stored = SubscribeData.decode(bundle.subscribeData);
-    if (!isRight(stored)) throw new io.errors.Error(MESSAGES.missingSubscription, 'MissingSubscription', 400);
-    return checked(io, bundle, stored.right, startedAt);
   };
 
   // Not async: the usual delivery makes no promise beyond its claim's; core runs it inside a promise.
@@ -157,24 +146,23 @@ export const operationsFor = (runtime: Runtime) => {
   };
 
   /** Labels for the extra fields the auction service sent lately; anything that goes wrong gives none. */
-  const extraOutputFields = async (z: ZObject, bundle: Bundle): Promise<OutputField[]> => {
-    try {
-      const { items, extraLabels } = await recentEvents(z, bundle, EXTRA_FIELDS_LIMIT);
-      return Object.entries(extraLabels).map(([key, label]) => {
-        const value = items.find((item) => item[key] !== undefined && item[key] !== null)?.[key];
-        const type = typeof value === 'number' ? 'number' : typeof value === 'boolean' ? 'boolean' : 'string';
-        return Array.isArray(value) ? { key, label, type, list: true } : { key, label, type };
-      });
-    } catch {
-      return [];
-    }
-  };
+  const extraOutputFields = (z: ZObject, bundle: Bundle): Promise<OutputField[]> =>
+    recentEvents(z, bundle, EXTRA_FIELDS_LIMIT).then(
+      ({ items, extraLabels }) => extraOutputFieldsOf(items, extraLabels),
+      () => [],
+    );
 
   return { performSubscribe, performUnsubscribe, perform, deliver, performList, extraOutputFields };
 };
 
 export const auctionStatusChanged = (runtime: Runtime) => {
-  const operations = operationsFor(runtime);
+  const { performSubscribe, performUnsubscribe, perform, performList, extraOutputFields } = operationsFor(runtime);
+  const inputFields = auctionStatusChangedInputFields({
+    statuses: recentStatuses.key,
+    auctioneers: recentAuctioneers.key,
+  });
+  // Zapier's schema takes no help text for output fields: it is for the guide (docs/guide.md).
+  const outputFields = [...auctionStatusChangedOutputFields.map(({ helpText, ...field }) => field), extraOutputFields];
   return defineTrigger({
     key: TRIGGER_KEY,
     noun: 'Auction',
@@ -184,20 +172,13 @@ export const auctionStatusChanged = (runtime: Runtime) => {
     },
     operation: {
       type: 'hook',
-      inputFields: auctionStatusChangedInputFields({
-        statuses: recentStatuses.key,
-        auctioneers: recentAuctioneers.key,
-      }),
-      performSubscribe: operations.performSubscribe,
-      performUnsubscribe: operations.performUnsubscribe,
-      perform: operations.perform,
-      performList: operations.performList,
+      inputFields,
+      performSubscribe,
+      performUnsubscribe,
+      perform,
+      performList,
       sample: auctionStatusChangedSample,
-      // Zapier's schema takes no help text for output fields: it is for the guide (docs/guide.md).
-      outputFields: [
-        ...auctionStatusChangedOutputFields.map(({ helpText, ...field }) => field),
-        operations.extraOutputFields,
-      ],
+      outputFields,
     },
   });
 };

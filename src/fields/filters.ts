@@ -80,10 +80,6 @@ export const readFilters = (inputData: unknown): FilterResult => {
   return { ok: true, filters: auctioneerUuid === '' ? filters : { ...filters, auctioneerUuid } };
 };
 
-/** What a person reads when an input field cannot be read: which one, and what to do in Zapier. */
-export const unreadableFilter = (key: FilterField): string =>
-  `Open the Zap, set "${FILTER_LABELS[key]}" again in its trigger step, and publish it: the field could not be read, so the Zap did not run for this event (it never runs for every event instead).`;
-
 export const passesFilters = (item: AuctionStatusChangedFields, filters: Filters): boolean =>
   (filters.statuses.size === 0 || filters.statuses.has(normaliseStatus(item.status))) &&
   (filters.auctioneerUuid === undefined || filters.auctioneerUuid === item.auctioneerUuid.trim().toLowerCase());

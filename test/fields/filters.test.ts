@@ -1,4 +1,4 @@
-import { readFilters } from '../../src/triggers/filters';
+import { readFilters } from '../../src/fields/filters';
 import { authData, failure, payload, signedRequest, subscription } from '../helpers/fixtures';
 import { usePlatform } from '../helpers/platform';
 
