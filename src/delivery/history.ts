@@ -17,8 +17,9 @@ const MAX_OLD = 20;
 /** Two processes' clocks may differ this much: sightings of two secrets closer than this cannot be ordered. */
 export const SKEW_MS = 2_000;
 
-/** Ordered by when their reads began; a tie goes by the secret, so every process orders them alike. */
-const later = (a: Sighting, b: Sighting): boolean => (a.start !== b.start ? a.start > b.start : a.secret > b.secret);
+/** Ordered by when their reads began; a tie goes by the secret, then the rest, so every process orders them alike. */
+const later = (a: Sighting, b: Sighting): boolean =>
+  a.start !== b.start ? a.start > b.start : `${a.secret} ${a.by} ${a.end}` > `${b.secret} ${b.by} ${b.end}`;
 
 /** Every secret either history knew, each as last seen; the latest seen is current. */
 export const merge = (a: History, b: History): History => {
