@@ -73,7 +73,8 @@ export interface Window extends Call {
   refused?: { at: number; failure: Failure };
   messages: Map<string, Listed>;
 }
-type Next = 'look' | 'create' | 'update';
+/** A look; a look again after a write found another's history (so nothing is a throttle); a write, new or over. */
+type Next = 'look' | 'reread' | 'create' | 'update';
 const none = <T>(): T | undefined => undefined;
 
 export const newEndpoint = (madeAt: number, current: Sighting, rules: Rules = RULES) => ({
@@ -142,7 +143,7 @@ const sync = (e: Endpoint, d: Delivery, now: number): Command | undefined => {
   if (!sharing && (d.looked || now < at || (!cache.next && now - e.lookedAt <= e.rules.lookEveryMs))) return;
   d.looked ||= !sharing;
   cache.busy = true;
-  if (!sharing || sharing === 'look') return { kind: 'look' };
+  if (!sharing || sharing === 'look' || sharing === 'reread') return { kind: 'look' };
   return { kind: 'share', history: e.history, onlyIfAbsent: sharing === 'create' };
 };
 
@@ -243,7 +244,7 @@ export const apply = (e: Endpoint, r: Result, now: number): void => {
   if (r.kind === 'looked' || r.kind === 'shared') cache.busy = false;
   if (r.kind === 'looked') {
     // Nothing, where a write found another's history: the read was throttled.
-    if (!r.value && (!r.ok || cache.next === 'look')) return void failed();
+    if (!r.value && (!r.ok || cache.next === 'reread')) return void failed();
     if (r.value) e.history = merge(e.history, r.value);
     const sharing = cache.next && now < e.shareUntil;
     cache.failures = 0;
@@ -255,7 +256,7 @@ export const apply = (e: Endpoint, r: Result, now: number): void => {
     // Anything else but `true` (a throttle, or a conflict where the cache answers it `null`) is tried again.
     if (r.stored === true) Object.assign(cache, { failures: 0, next: undefined });
     if (r.stored === true) e.lookedAt = r.start;
-    else if (r.stored === false && cache.next === 'create') cache.next = 'look';
+    else if (r.stored === false && cache.next === 'create') cache.next = 'reread';
     else failed();
   } else if (r.kind === 'ran') {
     svix.ahead = Math.max(svix.ahead, r.delivery.signedAt - r.delivery.arrivedAt);

@@ -96,6 +96,11 @@ export class Runtime {
     if (slot.state.windows.get(start) === window) slot.state.windows.delete(start);
   }
 
+  /** What the process holds: endpoints, and the record's size as counted against the budget. */
+  held(): { endpoints: number; recordBytes: number } {
+    return { endpoints: this.slots.size, recordBytes: this.recordBytes };
+  }
+
   /** Wakes the deliveries waiting for this endpoint to change. */
   changed(slot: Slot): void {
     for (const wake of [...slot.waiters]) wake();

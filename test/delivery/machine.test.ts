@@ -1,0 +1,241 @@
+import type { History, Sighting } from '../../src/delivery/history';
+import { apply, backoffMs, decide, leave, newEndpoint, RULES } from '../../src/delivery/machine';
+import type { Command, Delivery, Endpoint, Listed } from '../../src/delivery/machine';
+
+/** The machine is pure: every time below is an explicit `now` (ms). The endpoint was made a minute before 0 and its
+ * subscribe saw s1 current at 1 s; s0 is a secret it had before, seen well before s1 (further apart than the skew). */
+const seen = (secret: string, start: number, by = 'p', end = start): Sighting => ({ secret, start, end, by });
+const MADE = -60_000;
+const S1 = seen('s1', 1_000, 'subscribe');
+const S0 = seen('s0', -10_000, 'q');
+let count = 0;
+/** A delivery signed with `secrets`, its message made, signed and arrived at `at`, with 30 s to run. */
+const delivery = (secrets: string[], at: number, more: Partial<Delivery> = {}): Delivery => {
+  const set = new Set(secrets);
+  const id = `msg_${(count += 1)}`;
+  const base = { id, createdAt: at, signedAt: at, signatures: set.size, arrivedAt: at, deadline: at + 30_000 };
+  return { ...base, signedWith: (secret) => set.has(secret), looked: false, ...more };
+};
+/** An endpoint whose look (at `at`) found `history` shared: sure for 50 s. */
+const warm = (at: number, history: History = { current: S1, old: [] }): Endpoint => {
+  const e = newEndpoint(MADE, S1);
+  apply(e, { kind: 'looked', start: at, ok: true, value: history }, at);
+  return e;
+};
+/** Decides, answering looks and shares from `cache` (z.cache, one history) until another command comes. */
+const synced = (e: Endpoint, d: Delivery, now: number, cache: { value?: History }): Command => {
+  for (let step = 0; step < 10; step += 1) {
+    const command = decide(e, d, now);
+    if (command.kind === 'look') apply(e, { kind: 'looked', start: now, ok: true, value: cache.value }, now);
+    else if (command.kind !== 'share') return command;
+    else {
+      cache.value = command.history;
+      apply(e, { kind: 'shared', start: now, stored: true }, now);
+    }
+  }
+  throw new Error('sharing never settled');
+};
+const read = (e: Endpoint, secret: string, at: number) => apply(e, { kind: 'read', sighting: seen(secret, at) }, at);
+const transient = (e: Endpoint, retryAfter: number, now: number) =>
+  apply(e, { kind: 'read', failed: 'transient', retryAfter }, now);
+
+describe('a warm endpoint', () => {
+  it.each([
+    ['within 50 s of the look', 52_000, { kind: 'run' }],
+    ['over 50 s after the look: a look first', 52_001, { kind: 'look' }],
+  ])('a delivery signed with the current secret, %s', (_, now, command) => {
+    expect(decide(warm(2_000), delivery(['s1'], now), now)).toEqual(command);
+  });
+
+  it.each([
+    [S1.start + RULES.freshForMs, { kind: 'run' }],
+    [S1.start + RULES.freshForMs + 1, { kind: 'read' }],
+  ])('signed with the current secret seen at 1 s, at %d ms: %j (a read is free)', (now, c) => {
+    const e = warm(now);
+    expect(decide(e, delivery(['s1'], now), now)).toEqual(c);
+    expect(e.tat.reads).toBe(-Infinity);
+  });
+
+  it('decides a verdict instead of a wait once the delivery is out of time', () => {
+    const e = warm(2_000);
+    expect(decide(e, delivery(['sX'], 3_000), 3_000)).toEqual({ kind: 'read' });
+    const other = delivery(['sY'], 3_001, { deadline: 10_000 });
+    expect(decide(e, other, 9_999)).toEqual({ kind: 'wait', until: 10_000 });
+    expect(decide(e, other, 10_000)).toEqual({ kind: 'halt', why: 'unchecked-signature' });
+  });
+});
+
+describe('a signature no known secret made', () => {
+  /** A delivery signed with sX at 3 s reads the secret, which shows `secret`; what it decides next. */
+  const afterRead = (secret: string, more: Partial<Delivery> = {}) => {
+    const e = warm(2_000);
+    const cache = { value: e.history };
+    const d = delivery(['sX'], 3_000, more);
+    expect(decide(e, d, 3_000)).toEqual({ kind: 'read' });
+    expect(e.tat.reads).toBe(3_000 + RULES.reads.everyMs);
+    read(e, secret, 3_000);
+    return { e, d, command: synced(e, d, 3_050, cache) };
+  };
+
+  it('runs once a read shows the new secret that signed it', () => {
+    expect(afterRead('sX').command).toEqual({ kind: 'run' });
+  });
+
+  it("else lists its message's 2-second window, after a wait for the listing allowance", () => {
+    const { e, d, command } = afterRead('sY');
+    expect(command).toEqual({ kind: 'wait', until: 3_050 });
+    expect(decide(e, d, 3_050)).toEqual({ kind: 'list', window: 2_000, after: 1_000, before: 5_000 });
+  });
+
+  it.each<[string, Array<[string, Listed]>, number, Command]>([
+    [
+      'listed with its payload: Svix confirms it',
+      [['ID', { payload: { n: 1 } }]],
+      3_050,
+      { kind: 'confirmed', event: { n: 1 } },
+    ],
+    ['not in a complete listing begun after it arrived', [], 3_050, { kind: 'halt', why: 'not-confirmed' }],
+    ['listed as no longer kept', [['ID', 'expired']], 3_050, { kind: 'halt', why: 'expired' }],
+    ['listed as another event type', [['ID', 'other-type']], 3_050, { kind: 'halt', why: 'not-confirmed' }],
+    ['not in a listing begun before it arrived: listed again', [], 2_999, { kind: 'wait', until: 3_100 }],
+  ])('%s', (_, messages, start, verdict) => {
+    const { e, d } = afterRead('sY');
+    decide(e, d, 3_050);
+    const page = { messages: messages.map(([id, listed]): [string, Listed] => [id === 'ID' ? d.id : id, listed]) };
+    apply(e, { kind: 'listed', window: 2_000, start, page }, 3_100);
+    expect(decide(e, d, 3_100)).toEqual(verdict);
+  });
+
+  it('halts, after the read, for a message made before the endpoint', () => {
+    expect(afterRead('sY', { createdAt: MADE - 1 }).command).toEqual({ kind: 'halt', why: 'before-endpoint' });
+  });
+
+  it('halts at once, before any call, for an id Svix does not make', () => {
+    const d = delivery(['sX'], 3_000, { createdAt: undefined });
+    expect(decide(newEndpoint(MADE, S1), d, 3_000)).toEqual({ kind: 'halt', why: 'not-a-svix-id' });
+  });
+});
+
+describe('the reads allowance (GCRA)', () => {
+  const T = 3_000;
+  /** An endpoint with an old secret s0, whose burst of reads deliveries signed with unknown secrets used up. */
+  const exhausted = () => {
+    const e = warm(2_000, { current: S1, old: [S0] });
+    const cache = { value: e.history };
+    for (let k = 0; k < RULES.reads.burst; k += 1) {
+      expect(synced(e, delivery([`x${k}`], T + k), T + k, cache)).toEqual({ kind: 'read' });
+      read(e, 's1', T + k);
+    }
+    return { e, cache, now: T + RULES.reads.burst };
+  };
+
+  it('reads a burst at once, then one every 2 s', () => {
+    const { e, cache, now } = exhausted();
+    expect(synced(e, delivery(['x'], now), now, cache)).toEqual({ kind: 'wait', until: T + RULES.reads.everyMs });
+    expect(e.tat.reads).toBe(T + (RULES.reads.burst + 1) * RULES.reads.everyMs);
+  });
+
+  it('reads at once, free, for a delivery also signed with an old secret', () => {
+    const { e, cache, now } = exhausted();
+    const tat = e.tat.reads;
+    expect(synced(e, delivery(['s0', 'x'], now), now, cache)).toEqual({ kind: 'read' });
+    expect(e.tat.reads).toBe(tat);
+  });
+});
+
+describe("Svix's failures", () => {
+  it.each([
+    [0, 3_100 + backoffMs(1)],
+    [1_000, 4_100],
+  ])('a read failing with retryAfter %d ms is made again at %d', (retryAfter, at) => {
+    const e = warm(2_000);
+    const d = delivery(['sX'], 3_000);
+    expect(decide(e, d, 3_000)).toEqual({ kind: 'read' });
+    transient(e, retryAfter, 3_100);
+    expect(decide(e, d, 3_100)).toEqual({ kind: 'wait', until: at });
+    expect(decide(e, d, at)).toEqual({ kind: 'read' });
+  });
+
+  it.each<[string, boolean, number, Command]>([
+    ['Svix failing, a call in time', true, 4_100 + RULES.callMs, { kind: 'wait', until: 4_100 }],
+    ['Svix failing, no call in time: an error', true, 4_099 + RULES.callMs, { kind: 'error' }],
+    ['Svix answering, a call in time', false, 3_100 + RULES.callMs, { kind: 'read' }],
+    [
+      'Svix answering, no call in time: a halt',
+      false,
+      3_099 + RULES.callMs,
+      { kind: 'halt', why: 'unchecked-signature' },
+    ],
+  ])('%s', (_, failing, deadline, verdict) => {
+    const e = warm(2_000);
+    if (failing) expect(decide(e, delivery(['sX'], 3_000), 3_000)).toEqual({ kind: 'read' });
+    if (failing) transient(e, 1_000, 3_100);
+    expect(decide(e, delivery(['sY'], 3_100, { deadline }), 3_100)).toEqual(verdict);
+  });
+
+  it('backs off from 50 ms, doubling, to at most 2 s', () => {
+    expect([-1, 0, 1, 2, 3, 6, 7, 20].map(backoffMs)).toEqual([0, 0, 50, 100, 200, 1_600, 2_000, 2_000]);
+  });
+});
+
+describe('sharing the history through z.cache', () => {
+  it('shares where none is, and where another got there first looks before writing, backing off if empty', () => {
+    const e = newEndpoint(MADE, S1);
+    const d = delivery(['s1'], 2_000);
+    expect(decide(e, d, 2_000)).toEqual({ kind: 'look' });
+    apply(e, { kind: 'looked', start: 2_000, ok: true }, 2_010);
+    expect(decide(e, d, 2_010)).toEqual({ kind: 'share', history: { current: S1, old: [] }, onlyIfAbsent: true });
+    apply(e, { kind: 'shared', start: 2_010, stored: false }, 2_020);
+    expect(decide(e, d, 2_020)).toEqual({ kind: 'look' });
+    apply(e, { kind: 'looked', start: 2_020, ok: true }, 2_030);
+    expect(decide(e, d, 2_030)).toEqual({ kind: 'wait', until: 2_030 + backoffMs(1) });
+  });
+
+  it('writes the merged history over one found lacking it; once stored, the endpoint is sure', () => {
+    const e = newEndpoint(MADE, S1);
+    const d = delivery(['s1'], 2_000);
+    expect(decide(e, d, 2_000)).toEqual({ kind: 'look' });
+    apply(e, { kind: 'looked', start: 2_000, ok: true, value: { current: S0, old: [] } }, 2_010);
+    const history = { current: S1, old: [S0] };
+    expect(decide(e, d, 2_010)).toEqual({ kind: 'share', history, onlyIfAbsent: false });
+    expect(decide(e, delivery(['s1'], 2_010), 2_010)).toEqual({ kind: 'wait', until: 32_010 });
+    apply(e, { kind: 'shared', start: 2_010, stored: true }, 2_020);
+    expect(decide(e, delivery(['s1'], 2_020), 2_020)).toEqual({ kind: 'run' });
+  });
+});
+
+describe('two quick rotations answered out of order leave the replaced secret current for 10 minutes', () => {
+  it('reads after the two sightings settle, and the replaced secret then no longer runs on its body', () => {
+    // Process A saw s3 (the newest) at 10 s, process B then s2 (the one it replaced) on a clock 500 ms ahead.
+    const shared = { current: seen('s2', 10_500, 'B', 10_600), old: [seen('s3', 10_000, 'A', 10_100), S1] };
+    const e = warm(12_000, shared);
+    const d = delivery(['s2'], 12_000);
+    expect(decide(e, d, 12_000)).toEqual({ kind: 'wait', until: 10_600 + RULES.skewMs });
+    expect(decide(e, d, 12_650)).toEqual({ kind: 'read' });
+    read(e, 's3', 12_650);
+    const cache = { value: shared };
+    const replaced = delivery(['s2'], 12_800);
+    expect(synced(e, replaced, 12_800, cache)).toEqual({ kind: 'wait', until: 12_800 });
+    expect(e.windows.get(12_000)?.owner).toBe(replaced);
+    expect(decide(e, delivery(['s3'], 12_800), 12_800)).toEqual({ kind: 'run' });
+    expect(cache.value.current.secret).toBe('s3');
+  });
+});
+
+describe('leave', () => {
+  it('drops a read its delivery scheduled and did not make: another schedules its own', () => {
+    const e = warm(2_000);
+    const owner = delivery(['sX'], 3_000);
+    expect(decide(e, owner, 3_000)).toEqual({ kind: 'read' });
+    transient(e, 0, 3_100);
+    expect(decide(e, owner, 3_100)).toEqual({ kind: 'wait', until: 3_150 });
+    const other = delivery(['sY'], 3_100);
+    expect(decide(e, other, 3_100)).toEqual({ kind: 'wait', until: other.deadline });
+    leave(e, other);
+    expect(e.read?.owner).toBe(owner);
+    leave(e, owner);
+    expect(decide(e, other, 3_100)).toEqual({ kind: 'wait', until: 3_150 });
+    expect(e.read?.owner).toBe(other);
+    expect(decide(e, other, 3_150)).toEqual({ kind: 'read' });
+  });
+});
