@@ -46,8 +46,6 @@ type Kept = { slot: Slot; start: number; window: Window; bytes: number };
 export const LIMITS = { endpoints: 1_000, recordBytes: 32 * 1024 * 1024 };
 
 export class Runtime {
-  /** Which process saw a secret current (its reads never overlap; another's clock may differ). */
-  readonly id = randomBytes(6).toString('base64url');
   private readonly slots = new Map<string, Slot>();
   /** Svix's record as listed, a page at a time, oldest first, with its size: kept within limits.recordBytes. */
   private readonly pages = new Map<Page, Kept>();
@@ -62,6 +60,8 @@ export class Runtime {
     readonly clock: Clock = nodeClock,
     readonly limits = LIMITS,
     readonly rules = RULES,
+    /** Which process saw a secret current (its reads never overlap; another's clock may differ). */
+    readonly id = randomBytes(6).toString('base64url'),
   ) {}
 
   /** The machine of an endpoint (by connection and id, as z.cache is scoped); the thousand served last are kept. */

@@ -1,38 +1,63 @@
+import { RULES, type Rules } from '../delivery/machine';
 import type { Outcome } from './oracle';
-import type { Setting } from './world';
+
+/** What `--set` or `--rule` takes: a number within bounds (whole, unless `whole` is false), or one of some words. */
+type Taken<T> = { read: (text: string) => T | undefined; says: string };
+const number = (min: number, max: number, whole = true): Taken<number> => ({
+  read: (text) =>
+    [Number(text)].find((v) => text.trim() !== '' && (!whole || Number.isInteger(v)) && v >= min && v <= max),
+  says: `a ${whole ? 'whole ' : ''}number from ${min} to ${max}`,
+});
+const oneOf = <T extends string | boolean>(...values: T[]): Taken<T> => ({
+  read: (text) => values.find((value) => String(value) === text),
+  says: values.join(' or '),
+});
+
+/** What a setting varies, and what `--set` takes for each (a sweep's ranges), in the order a replay gives them. */
+export const FIELDS = {
+  events: number(1, 100_000),
+  perSecond: number(0.001, 1_000, false), // on average: events arrive independently
+  share: number(0, 0.2, false), // of events redelivered, forged, failed once, queued for long; of calls faulted
+  rotations: number(0, 15),
+  grace: oneOf('immediate', 'grace', 'both'), // the old secret stops at once, signs for a while, or each in turn
+  closePairs: oneOf(true, false), // every other rotation 2–40 s after the one before: within a look at z.cache
+  junkBurst: number(0, 100), // junk deliveries right after each rotation
+  historyFaults: oneOf(true, false), // every other call on the shared history of secrets throttled
+  svixClockSeconds: number(-240, 240), // Svix's clock ahead of the world's (negative: behind)
+  processes: number(1, 4),
+  backlogSeconds: number(0, 600), // the least every delivery waits in Zapier's queue
+};
+type Field = keyof typeof FIELDS;
+const isField = (key: string): key is Field => Object.hasOwn(FIELDS, key);
+/** How adverse one run is: its fields, and the delivery machine's rules it changes (an ablation), if any. */
+export type Setting = { [K in Field]: (typeof FIELDS)[K] extends Taken<infer T> ? T : never } & {
+  name: string;
+  rules?: RuleChanges;
+  flags?: string[]; // the --set and --rule options that made it from the named one
+};
+export type RuleChanges = { [K in keyof Rules]?: Rules[K] extends object ? Partial<Rules[K]> : Rules[K] };
+/** The rules `--rule` may change: RULES' numbers, dotted for those of reads and listings. */
+export const RULE_KEYS = Object.entries(RULES).flatMap(([key, value]) =>
+  typeof value === 'number' ? [key] : Object.keys(value).map((inner) => `${key}.${inner}`),
+);
+const RULE = number(0, Number.MAX_SAFE_INTEGER, false);
+
+export const rulesOf = (changes: RuleChanges = {}): Rules => ({
+  ...{ ...RULES, ...changes },
+  ...{ reads: { ...RULES.reads, ...changes.reads }, listings: { ...RULES.listings, ...changes.listings } },
+});
 
 /**
- * The settings a sweep covers: each varies one kind of adversity to its
- * extreme from a base, and the last ones put every extreme together, at
- * the fastest and the slowest event rates. docs/guarantees.md states them
- * with their figures.
+ * The settings a sweep covers: each varies one kind of adversity to its extreme from a base, and the last ones put
+ * every extreme together, at the fastest and the slowest event rates. docs/guarantees.md states them with figures.
  */
-
 const BASE: Setting = {
-  name: 'base',
-  events: 200,
-  perSecond: 2,
-  share: 0.05,
-  rotations: 3,
-  grace: 'both',
-  closePairs: false,
-  junkBurst: 0,
-  historyFaults: false,
-  svixClockSeconds: 0,
-  processes: 2,
-  backlogSeconds: 0,
+  ...{ name: 'base', events: 200, perSecond: 2, share: 0.05, rotations: 3, grace: 'both', closePairs: false },
+  ...{ junkBurst: 0, historyFaults: false, svixClockSeconds: 0, processes: 2, backlogSeconds: 0 },
 };
-
 const vary = (name: string, changes: Partial<Setting>): Setting => ({ ...BASE, ...changes, name });
-
 const EVERYTHING: Partial<Setting> = {
-  share: 0.2,
-  rotations: 15,
-  grace: 'both',
-  closePairs: true,
-  junkBurst: 100,
-  historyFaults: true,
-  processes: 4,
+  ...{ share: 0.2, rotations: 15, grace: 'both', closePairs: true, junkBurst: 100, historyFaults: true, processes: 4 },
 };
 
 export const SETTINGS: readonly Setting[] = [
@@ -59,30 +84,31 @@ export const SETTINGS: readonly Setting[] = [
   vary('everything', { ...EVERYTHING, svixClockSeconds: -60 }),
 ];
 
-export const settingNamed = (name: string): Setting | undefined => SETTINGS.find((setting) => setting.name === name);
-
-/** The flags that make a setting other than a named one (see USAGE in cli.ts). */
-export const settingFlags = (setting: Setting): string => {
-  const named = settingNamed(setting.name);
-  if (named && JSON.stringify(named) === JSON.stringify(setting)) return `--setting ${setting.name}`;
-  const flags = [
-    `--events ${setting.events}`,
-    `--per-second ${setting.perSecond}`,
-    `--share ${setting.share}`,
-    `--rotations ${setting.rotations}`,
-    `--grace ${setting.grace}`,
-    `--junk-burst ${setting.junkBurst}`,
-    `--svix-clock ${setting.svixClockSeconds}`,
-    `--processes ${setting.processes}`,
-    `--backlog ${setting.backlogSeconds}`,
-  ];
-  if (setting.closePairs) flags.push('--close-pairs');
-  if (setting.historyFaults) flags.push('--history-faults');
-  return flags.join(' ');
+/** The setting with each `--set KEY=VALUE` and `--rule KEY=VALUE` applied (its name marked), or why one is refused. */
+export const changed = (setting: Setting, sets: readonly string[], rules: readonly string[]): Setting | string => {
+  if (sets.length + rules.length === 0) return setting;
+  const changes: RuleChanges = { ...setting.rules };
+  const flags = [...sets.map((set) => `--set ${set}`), ...rules.map((rule) => `--rule ${rule}`)];
+  const result: Setting = { ...setting, name: `${setting.name}+custom`, rules: changes, flags };
+  for (const [key = '', text = ''] of sets.map((pair) => pair.split(/=(.*)/s))) {
+    if (!isField(key)) return `--set: there is no field ${key} (${Object.keys(FIELDS).join(', ')}).`;
+    const value = FIELDS[key].read(text);
+    if (value === undefined) return `--set ${key}= takes ${FIELDS[key].says}.`;
+    Object.assign(result, { [key]: value });
+  }
+  for (const [key = '', text = ''] of rules.map((pair) => pair.split(/=(.*)/s))) {
+    if (!RULE_KEYS.includes(key)) return `--rule: there is no rule ${key} (${RULE_KEYS.join(', ')}).`;
+    const value = RULE.read(text);
+    if (value === undefined) return `--rule ${key}= takes ${RULE.says}.`;
+    const [outer = '', inner = ''] = key.split('.');
+    if (outer === 'reads' || outer === 'listings') changes[outer] = { ...changes[outer], [inner]: value };
+    else Object.assign(changes, { [outer]: value });
+  }
+  return result;
 };
 
-export const replayCommand = (setting: Setting, seed: number): string =>
-  `npm run simulate -- ${settingFlags(setting)} --seed ${seed}`;
+export const replayCommand = ({ name, flags = [] }: Setting, seed: number): string =>
+  `npm run simulate -- ${[`--setting ${name.replace(/\+custom$/, '')}`, ...flags].join(' ')} --seed ${seed}`;
 
 /** A run's result in one line: the same seed and setting give the same line, byte for byte. */
 export const outcomeLine = (outcome: Outcome, setting: Setting): string =>

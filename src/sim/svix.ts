@@ -1,165 +1,153 @@
 import { Webhook } from 'standardwebhooks';
+import type { RequestOptions } from '../provider/request';
 import { encodeKsuidMs } from '../provider/ksuid';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
 import type { Random } from './random';
+import type { Scheduler } from './scheduler';
 
 /**
- * Svix as a simulated run sees it: one Consumer App with the Zap's endpoint,
- * the endpoint's secrets over time, the app's messages, and the answers to
- * the calls a delivery's perform makes. Times are Svix's own clock (ms),
- * which may be ahead of or behind the world's. Deliveries are signed with
- * the provider's own reference library (standardwebhooks), with every
- * secret valid at the moment of signing, as Svix signs each attempt.
+ * Svix as a simulated run sees it: one Consumer App with the Zap's endpoint, its secrets over time, the app's
+ * messages, and the answers to a perform's calls over a faulty network. Svix's clock (ms) may be off the world's.
+ * Deliveries are signed with the provider's reference library, by every secret valid then, as Svix signs.
  */
 
-/** One secret of the endpoint: when it became current, and when it was replaced and stopped signing (Svix's clock). */
-export interface SecretSpell {
-  key: string;
-  /** S0, S1, …: how a trace names it. */
-  label: string;
-  from: number;
-  replacedAt?: number;
-  /** The end of its grace period: it signs until then. */
-  signsUntil?: number;
-}
+/**
+ * One secret of the endpoint: when it became current, was replaced, and stopped signing (its grace over), by Svix's
+ * clock; `label` (S0, S1…) names it in a trace; `readAt`: when a process first read it (the world's clock).
+ */
+type Ends = { replacedAt?: number; signsUntil?: number; readAt?: number };
+export type SecretSpell = { key: string; label: string; from: number } & Ends;
 
-export interface SimMessage {
-  id: string;
-  createdAt: number;
-  payload: { auctioneerUuid: string; auctionUuid: string; status: string };
-  /** The body as the auction service sent it and Svix delivers it. */
-  body: string;
-}
+/** A call of the app: a read of the secret, a listing, or a listing's further page (the allowance counts listings). */
+type Kind = 'read' | 'listing' | 'page';
+export type SvixCall = { kind: Kind; start: number; end: number; ok: boolean; fault?: string; showed?: SecretSpell };
 
-export interface SvixAnswer {
-  status: number;
-  body: unknown;
-}
+type Payload = { auctioneerUuid: string; auctionUuid: string; status: string };
+/** A message as the auction service sent it: its body is what Svix delivers. */
+export type SimMessage = { id: string; createdAt: number; payload: Payload; body: string };
 
+type Answer = { status: number; body: unknown };
+const NOT_FOUND: Answer = { status: 404, body: { code: 'not_found', detail: 'Entity not found' } };
+/** The network's faults, in the order they are drawn, and Svix's answers for those it answers. */
+const FAULTS = ['503', '502', 'hang', '429', 'refused'];
+const FAULT_ANSWERS: Partial<Record<string, Answer>> = {
+  ...{ 503: { status: 503, body: '' }, 502: { status: 502, body: '<html>Bad gateway</html>' } },
+  429: { status: 429, body: { code: 'rate_limited', detail: 'Too many requests' } },
+};
 /** Svix keeps at most this many old secrets signing during their grace. */
 const MAX_OLD_SECRETS = 10;
-const NOT_FOUND: SvixAnswer = { status: 404, body: { code: 'not_found', detail: 'Entity not found' } };
 
 export class SimSvix {
   readonly secrets: SecretSpell[] = [];
-  readonly messages = new Map<string, SimMessage>();
   /** Oldest first. */
-  private readonly byTime: SimMessage[] = [];
-  private readonly signers = new Map<string, Webhook>();
+  readonly messages = new Map<string, SimMessage>();
   readonly appId: string;
   readonly endpointId: string;
-
   constructor(
     private readonly random: Random,
-    /** Svix's clock. */
-    readonly now: () => number,
+    private readonly scheduler: Scheduler,
+    private readonly offsetMs: number,
+    /** The network's: latency, and faults as likely as the run's share of adversity. */
+    private readonly faults: { random: Random; share: number },
   ) {
     this.appId = this.newId('app');
     this.endpointId = this.newId('ep');
-    this.secrets.push({ key: this.newSecret(), label: 'S0', from: now() });
+    this.secrets.push({ key: this.newSecret(), label: 'S0', from: this.now() });
   }
-
-  newId(prefix: string, at = this.now()): string {
-    return `${prefix}_${encodeKsuidMs(at, this.random.bytes(15))}`;
-  }
-
-  newSecret(): string {
-    return `whsec_${Buffer.from(this.random.bytes(24)).toString('base64')}`;
-  }
-
+  /** Svix's clock. */
+  now = (): number => this.scheduler.now + this.offsetMs;
+  newId = (prefix: string): string => `${prefix}_${encodeKsuidMs(this.now(), this.random.bytes(15))}`;
+  newSecret = (): string => `whsec_${Buffer.from(this.random.bytes(24)).toString('base64')}`;
   get current(): SecretSpell {
     const current = this.secrets[this.secrets.length - 1];
     if (!current) throw new Error('The endpoint has no secret.');
     return current;
   }
-
   /** Rotates the endpoint's secret; the old one keeps signing for `graceMs` (0: stops at once). */
-  rotate(graceMs: number): SecretSpell {
-    const at = this.now();
+  rotate(graceMs: number): void {
     const old = this.current;
-    old.replacedAt = at;
-    old.signsUntil = at + graceMs;
-    const next = { key: this.newSecret(), label: `S${this.secrets.length}`, from: at };
-    this.secrets.push(next);
-    return next;
+    old.replacedAt = this.now();
+    old.signsUntil = old.replacedAt + graceMs;
+    this.secrets.push({ key: this.newSecret(), label: `S${this.secrets.length}`, from: old.replacedAt });
   }
-
   /** The secrets that sign an attempt made at `at`: the current one and the old ones still in their grace. */
   signingAt(at: number): SecretSpell[] {
-    const old = this.secrets
-      .filter((spell) => spell.signsUntil !== undefined && spell.signsUntil > at && spell.from <= at)
-      .slice(-MAX_OLD_SECRETS);
-    return [...this.secrets.filter((spell) => spell.from <= at && spell.replacedAt === undefined), ...old];
+    const old = this.secrets.filter((spell) => (spell.signsUntil ?? -Infinity) > at && spell.from <= at);
+    return [this.current, ...old.slice(-MAX_OLD_SECRETS)].filter((spell) => spell.from <= at);
   }
-
-  /** The spell of a key, if the endpoint ever had it. */
-  spellOf(key: string): SecretSpell | undefined {
-    return this.secrets.find((spell) => spell.key === key);
+  /** When a process first read a secret newer than this one (world's clock; Infinity: none yet). */
+  newerReadAt(spell: SecretSpell): number {
+    const newer = this.secrets.slice(this.secrets.indexOf(spell) + 1);
+    return Math.min(...newer.map((other) => other.readAt ?? Infinity));
   }
-
   /** The signature header of a delivery signed at `seconds` (Svix's whole seconds) with these keys. */
-  sign(id: string, seconds: number, body: string, keys: readonly string[]): string {
-    return keys
-      .map((key) => {
-        let signer = this.signers.get(key);
-        if (!signer) this.signers.set(key, (signer = new Webhook(key)));
-        return signer.sign(id, new Date(seconds * 1000), body);
-      })
-      .join(' ');
-  }
-
+  sign = (id: string, seconds: number, body: string, keys: readonly string[]): string =>
+    keys.map((key) => new Webhook(key).sign(id, new Date(seconds * 1000), body)).join(' ');
   /** A message the auction service sends now. */
   createMessage(payload: SimMessage['payload']): SimMessage {
-    const createdAt = this.now();
-    const message = { id: this.newId('msg', createdAt), createdAt, payload, body: JSON.stringify(payload) };
+    const message = { id: this.newId('msg'), createdAt: this.now(), payload, body: JSON.stringify(payload) };
     this.messages.set(message.id, message);
-    this.byTime.push(message);
     return message;
   }
-
+  /** A call of the app, as the network carries it, logged. */
+  async request(options: RequestOptions, log: SvixCall[]) {
+    const { scheduler, faults } = this;
+    const path = new URL(options.url).pathname;
+    const kind = path.endsWith('/secret') ? 'read' : typeof options.params?.iterator === 'string' ? 'page' : 'listing';
+    const call: SvixCall = { kind, start: scheduler.now, end: scheduler.now, ok: false };
+    log.push(call);
+    const timeout = typeof options.timeout === 'number' ? options.timeout : 10_000;
+    const latency = faults.random.between(20, 180);
+    const fault = faults.random.chance(faults.share) ? faults.random.pick(FAULTS) : undefined;
+    const finish = (ok: boolean) => Object.assign(call, { end: scheduler.now, ok, fault });
+    if (fault === 'refused') {
+      await scheduler.sleep(2);
+      finish(false);
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+    }
+    if (fault === 'hang' || latency > timeout) {
+      await scheduler.sleep(timeout);
+      finish(false);
+      throw Object.assign(new Error('network timeout'), { name: 'FetchError', type: 'request-timeout' });
+    }
+    await scheduler.sleep(latency / 2);
+    const answer = FAULT_ANSWERS[fault ?? ''] ?? this.answer(options.method ?? 'GET', path, { ...options.params });
+    const showed = call.kind === 'read' && answer.status === 200 ? this.current : undefined;
+    await scheduler.sleep(latency / 2);
+    finish(answer.status < 300 || answer.status === 404);
+    call.showed = showed;
+    if (showed) showed.readAt ??= scheduler.now;
+    const content = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+    return { status: answer.status, content, ...(fault === '429' ? { retryAfter: '1' } : {}) };
+  }
   /** Svix's answer to a call of the app, as it stands now. */
-  answer(method: string, path: string, params: Record<string, unknown>): SvixAnswer {
+  private answer(method: string, path: string, params: Record<string, unknown>): Answer {
     const app = `/api/v1/app/${this.appId}`;
     if (method !== 'GET' || !path.startsWith(app)) return NOT_FOUND;
     const rest = path.slice(app.length);
     if (rest === `/endpoint/${this.endpointId}/secret`) return { status: 200, body: { key: this.current.key } };
     if (rest === '/msg') return { status: 200, body: this.list(params) };
-    const byId = /^\/msg\/([^/]+)$/.exec(rest);
-    if (byId) {
-      const message = this.messages.get(decodeURIComponent(byId[1] ?? ''));
-      return message ? { status: 200, body: messageOut(message) } : NOT_FOUND;
-    }
-    return NOT_FOUND;
+    const message = this.messages.get(decodeURIComponent(/^\/msg\/([^/]+)$/.exec(rest)?.[1] ?? ''));
+    return message ? { status: 200, body: messageOut(message) } : NOT_FOUND;
   }
-
   /** The app's messages, newest first, as `GET …/msg` lists them (after, before, limit, iterator, event_types). */
-  private list(params: Record<string, unknown>) {
-    const time = (name: string): number | undefined =>
-      typeof params[name] === 'string' ? Date.parse(String(params[name])) : undefined;
-    const after = time('after') ?? -Infinity;
-    const before = time('before') ?? Infinity;
-    const limit = Math.min(250, Math.max(1, Number(params.limit ?? 50)));
-    const types = params.event_types;
+  private list({ after, before, limit, iterator, event_types: types }: Record<string, unknown>) {
+    const time = (value: unknown, otherwise: number) => (typeof value === 'string' ? Date.parse(value) : otherwise);
+    const [from, to] = [time(after, -Infinity), time(before, Infinity)];
     const wanted = types === undefined || String(types).split(',').includes(EVENT_TYPE_NAME);
-    const matching = wanted
-      ? this.byTime.filter((message) => message.createdAt > after && message.createdAt < before).reverse()
-      : [];
+    const matching = [...this.messages.values()].filter((m) => wanted && m.createdAt > from && m.createdAt < to);
+    matching.reverse();
     // An iterator is the id of the last message of the previous page; one that is not there lists nothing.
-    const at = typeof params.iterator === 'string' ? matching.findIndex(({ id }) => id === params.iterator) : -1;
-    const start = typeof params.iterator !== 'string' ? 0 : at < 0 ? matching.length : at + 1;
-    const page = matching.slice(start, start + limit);
-    const last = page[page.length - 1];
-    return { data: page.map(messageOut), iterator: last?.id ?? null, done: start + limit >= matching.length };
+    const start =
+      typeof iterator !== 'string' ? 0 : matching.findIndex(({ id }) => id === iterator) + 1 || matching.length;
+    const end = start + Math.min(250, Math.max(1, Number(limit ?? 50)));
+    const page = matching.slice(start, end);
+    return { data: page.map(messageOut), iterator: page[page.length - 1]?.id ?? null, done: end >= matching.length };
   }
 }
 
 /** A message as Svix's record lists it: its payload marked, so the oracle tells Svix's copy from a delivered body. */
-const messageOut = (message: SimMessage) => ({
-  id: message.id,
-  eventType: EVENT_TYPE_NAME,
-  payload: { ...message.payload, copy: 'record' },
-  timestamp: new Date(message.createdAt).toISOString(),
-  channels: null,
-  eventId: null,
-  tags: null,
+const messageOut = ({ id, createdAt, payload }: SimMessage) => ({
+  ...{ id, eventType: EVENT_TYPE_NAME, payload: { ...payload, copy: 'record' } },
+  ...{ timestamp: new Date(createdAt).toISOString(), channels: null, eventId: null, tags: null },
 });

@@ -2,7 +2,7 @@ import { isRight } from 'fp-ts/Either';
 import { RawRequest } from '../../src/models/inbound';
 import type { DeliveryBundle } from '../../src/triggers/auctionStatusChanged';
 
-import { failed, outcomeLine, replayCommand, SETTINGS, settingNamed } from '../../src/sim/settings';
+import { failed, outcomeLine, replayCommand, SETTINGS } from '../../src/sim/settings';
 import { overBound, RETRY_WITHIN_MS, type Outcome } from '../../src/sim/oracle';
 import { simulate, type Setting } from '../../src/sim/world';
 
@@ -13,7 +13,7 @@ import { simulate, type Setting } from '../../src/sim/world';
  */
 
 const named = (name: string): Setting => {
-  const setting = settingNamed(name);
+  const setting = SETTINGS.find((each) => each.name === name);
   if (!setting) throw new Error(`no setting ${name}`);
   return setting;
 };
