@@ -48,8 +48,12 @@ const depthOf = (text: string): number => {
   return deepest;
 };
 
-/** Text that may hold a number a double cannot keep: every such number has one of these. */
-const MAY_HOLD_INEXACT_NUMBER = /\d{16}|[eE][+-]?\d{3}/;
+/**
+ * Text that may hold a number a double cannot keep: a number (where JSON puts one: first, or after `:`, `[` or `,`)
+ * of 16 digits or more, or with an exponent of 3 digits. A string holding such text is a false alarm, and only costs
+ * the slower parse; ids and UUIDs (`…4e512…`) no longer raise one.
+ */
+const MAY_HOLD_INEXACT_NUMBER = /(?:^|[:,[])\s*-?(?:\d{16}|[\d.]+[eE][+-]?\d{3})/;
 
 /** lossless-json, loaded only for text that needs it: most deliveries never do, and every process starts faster. */
 let library: typeof LosslessJson | undefined;

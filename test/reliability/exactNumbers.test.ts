@@ -61,6 +61,15 @@ describe('parseJson', () => {
     expect(exactText('9007199254740993')).toBeUndefined();
   });
 
+  it('finds such numbers after whitespace, wherever JSON puts a number', () => {
+    expect(parseJson(' 1e400')).toEqual(exact('1e400'));
+    expect(parseJson('[ 9007199254740993,\n\t-1e400 ]')).toEqual([exact('9007199254740993'), exact('-1e400')]);
+    expect(parseJson('{ "id": "msg_4e512", "n" :\r\n 12345678901234567890 }')).toEqual({
+      id: 'msg_4e512',
+      n: exact('12345678901234567890'),
+    });
+  });
+
   it('leaves keys, long digit strings and duplicate keys as JSON.parse does', () => {
     const text = '{"9007199254740993":1,"1e400":2,"s":"12345678901234567890","k":1,"k":9007199254740993}';
     expect(parseJson(text)).toEqual({
