@@ -36,10 +36,7 @@ export class Scheduler {
 /** A simulated process's timer: an unref'd one does not hold its event loop. */
 type VirtualTimer = { referenced: boolean; unref(): VirtualTimer };
 
-/**
- * One simulated process's event loop, as Zapier's runtime (AWS Lambda) sees it: Lambda ends an invocation as soon as
- * nothing holds the loop (a call in flight, a ref'd timer), answered or not. The world asks `held` between timers.
- */
+/** A process's event loop as AWS Lambda sees it: held by a call in flight or a ref'd timer, or the invocation ends. */
 export class EventLoop implements Omit<Timers<VirtualTimer>, 'now'> {
   private readonly waiting = new Set<VirtualTimer>();
   private inFlight = 0;
@@ -61,6 +58,8 @@ export class EventLoop implements Omit<Timers<VirtualTimer>, 'now'> {
     }
   }
   get held(): boolean {
-    return this.inFlight > 0 || [...this.waiting].some((timer) => timer.referenced);
+    if (this.inFlight > 0) return true;
+    for (const timer of this.waiting) if (timer.referenced) return true;
+    return false;
   }
 }

@@ -1,4 +1,4 @@
-import { Webhook } from 'standardwebhooks';
+import { createHmac } from 'node:crypto';
 import type { RequestOptions } from '../provider/request';
 import { encodeKsuidMs } from '../provider/ksuid';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
@@ -6,15 +6,12 @@ import type { Random } from './random';
 import type { Scheduler } from './scheduler';
 
 /**
- * Svix as a simulated run sees it: one Consumer App with the Zap's endpoint, its secrets over time, the app's
- * messages, and the answers to a perform's calls over a faulty network. Svix's clock (ms) may be off the world's.
- * Deliveries are signed with the provider's reference library, by every secret valid then, as Svix signs.
+ * Svix as a simulated run sees it: one Consumer App with the Zap's endpoint, its secrets over time, the app's messages,
+ * and the answers to a perform's calls over a faulty network; its clock (ms) may be off the world's. It signs as Svix
+ * does, by every secret valid then (a test checks its signatures against the provider's reference library).
  */
 
-/**
- * One secret of the endpoint: when it became current, was replaced, and stopped signing (its grace over), by Svix's
- * clock; `label` (S0, S1…) names it in a trace; `readAt`: when a process first read it (the world's clock).
- */
+/** A secret: from, replaced, signing until (Svix's clock); `label` names it in traces; `readAt`: a process's first read. */
 type Ends = { replacedAt?: number; signsUntil?: number; readAt?: number };
 export type SecretSpell = { key: string; label: string; from: number } & Ends;
 
@@ -23,8 +20,8 @@ type Kind = 'read' | 'listing' | 'page';
 export type SvixCall = { kind: Kind; start: number; end: number; ok: boolean; fault?: string; showed?: SecretSpell };
 
 type Payload = { auctioneerUuid: string; auctionUuid: string; status: string };
-/** A message as the auction service sent it: its body is what Svix delivers. */
-export type SimMessage = { id: string; createdAt: number; payload: Payload; body: string };
+/** A message as the auction service sent it: its body is what Svix delivers; `listed`, how the record lists it. */
+export type SimMessage = { id: string; createdAt: number; payload: Payload; body: string; listed: string };
 
 type Answer = { status: number; body: unknown };
 const NOT_FOUND: Answer = { status: 404, body: { code: 'not_found', detail: 'Entity not found' } };
@@ -39,8 +36,7 @@ const MAX_OLD_SECRETS = 10;
 
 export class SimSvix {
   readonly secrets: SecretSpell[] = [];
-  /** Oldest first. */
-  readonly messages = new Map<string, SimMessage>();
+  readonly messages = new Map<string, SimMessage>(); // oldest first
   readonly appId: string;
   readonly endpointId: string;
   constructor(
@@ -54,8 +50,7 @@ export class SimSvix {
     this.endpointId = this.newId('ep');
     this.secrets.push({ key: this.newSecret(), label: 'S0', from: this.now() });
   }
-  /** Svix's clock. */
-  now = (): number => this.scheduler.now + this.offsetMs;
+  now = (): number => this.scheduler.now + this.offsetMs; // Svix's clock
   newId = (prefix: string): string => `${prefix}_${encodeKsuidMs(this.now(), this.random.bytes(15))}`;
   newSecret = (): string => `whsec_${Buffer.from(this.random.bytes(24)).toString('base64')}`;
   get current(): SecretSpell {
@@ -82,10 +77,11 @@ export class SimSvix {
   }
   /** The signature header of a delivery signed at `seconds` (Svix's whole seconds) with these keys. */
   sign = (id: string, seconds: number, body: string, keys: readonly string[]): string =>
-    keys.map((key) => new Webhook(key).sign(id, new Date(seconds * 1000), body)).join(' ');
+    keys.map((key) => `v1,${hmac(key, `${id}.${seconds}.${body}`)}`).join(' ');
   /** A message the auction service sends now. */
   createMessage(payload: SimMessage['payload']): SimMessage {
-    const message = { id: this.newId('msg'), createdAt: this.now(), payload, body: JSON.stringify(payload) };
+    const [id, createdAt, body] = [this.newId('msg'), this.now(), JSON.stringify(payload)];
+    const message = { id, createdAt, payload, body, listed: JSON.stringify(messageOut({ id, createdAt, payload })) };
     this.messages.set(message.id, message);
     return message;
   }
@@ -131,7 +127,7 @@ export class SimSvix {
     return message ? { status: 200, body: messageOut(message) } : NOT_FOUND;
   }
   /** The app's messages, newest first, as `GET …/msg` lists them (after, before, limit, iterator, event_types). */
-  private list({ after, before, limit, iterator, event_types: types }: Record<string, unknown>) {
+  private list({ after, before, limit, iterator, event_types: types }: Record<string, unknown>): string {
     const time = (value: unknown, otherwise: number) => (typeof value === 'string' ? Date.parse(value) : otherwise);
     const [from, to] = [time(after, -Infinity), time(before, Infinity)];
     const wanted = types === undefined || String(types).split(',').includes(EVENT_TYPE_NAME);
@@ -142,12 +138,19 @@ export class SimSvix {
       typeof iterator !== 'string' ? 0 : matching.findIndex(({ id }) => id === iterator) + 1 || matching.length;
     const end = start + Math.min(250, Math.max(1, Number(limit ?? 50)));
     const page = matching.slice(start, end);
-    return { data: page.map(messageOut), iterator: page[page.length - 1]?.id ?? null, done: end >= matching.length };
+    const next = JSON.stringify(page[page.length - 1]?.id ?? null);
+    return `{"data":[${page.map(({ listed }) => listed).join(',')}],"iterator":${next},"done":${end >= matching.length}}`;
   }
 }
 
+/** HMAC-SHA256 in base64 under a secret (its key bytes follow `whsec_`, in base64), as Svix signs. */
+const hmac = (key: string, text: string) =>
+  createHmac('sha256', Buffer.from(key.slice(6), 'base64'))
+    .update(text)
+    .digest('base64');
+
 /** A message as Svix's record lists it: its payload marked, so the oracle tells Svix's copy from a delivered body. */
-const messageOut = ({ id, createdAt, payload }: SimMessage) => ({
+const messageOut = ({ id, createdAt, payload }: Pick<SimMessage, 'id' | 'createdAt' | 'payload'>) => ({
   ...{ id, eventType: EVENT_TYPE_NAME, payload: { ...payload, copy: 'record' } },
   ...{ timestamp: new Date(createdAt).toISOString(), channels: null, eventId: null, tags: null },
 });

@@ -12,10 +12,9 @@ import { SimSvix, type SecretSpell, type SimMessage } from './svix';
 export type { Setting } from './settings';
 
 /**
- * One simulated run: auction events delivered by a simulated Svix through Zapier's queue to 1–4 simulated
- * processes, each a runtime of the app on its own virtual clock, running the delivery path's real code (machine,
- * driver, claim) on simulated ports: z.cache and Svix, with adversity in every part. Everything random comes from
- * one seed; the oracle (oracle.ts) judges the run.
+ * One simulated run: auction events delivered by a simulated Svix through Zapier's queue to 1–4 processes, each a
+ * Runtime of the app's real delivery code on its own virtual clock and simulated ports (z.cache, Svix), with adversity
+ * in every part. Everything random comes from one seed; the oracle (oracle.ts) judges the run.
  */
 
 const SECOND = 1_000;
@@ -58,6 +57,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   const cache = new SimCache(scheduler, faultRandom.fork(), { reading, share, historyFaults: setting.historyFaults });
   const rules = rulesOf(setting.rules);
   const performs: PerformRecord[] = [];
+  const busy = new Set<Life>(); // the lives with performs running
 
   /** A process starts (or goes cold): a new runtime, as Zapier starts a new process, on a loop of its own. */
   const newLife = (process: Process): Life => {
@@ -104,6 +104,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     };
     performs.push(record);
     life.running.add(record);
+    busy.add(life);
     const rawRequest = { content: delivery.body, headers: headersOf(delivery) };
     const settle = (outcome: PerformRecord['outcome'], message: string, items: PerformRecord['items'] = []) => {
       if (record.outcome === 'cut') return;
@@ -121,12 +122,10 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
       );
   };
 
-  /**
-   * Zapier's runtime: an invocation ends once nothing holds its process's event loop, answered or not. Between
-   * timers (every promise settled), the performs of a life whose loop holds nothing are cut off: their events lost.
-   */
+  /** Zapier's runtime: between timers, the performs of a life whose loop holds nothing are cut off, events lost. */
   const runtimeRule = (): void => {
-    for (const life of processes.flatMap((process) => process.lives)) {
+    for (const life of busy) {
+      if (life.running.size === 0) busy.delete(life);
       if (life.running.size === 0 || life.loop.held) continue;
       for (const record of life.running)
         Object.assign(record, { outcome: 'cut', end: scheduler.now, message: 'nothing held the loop' });

@@ -1,9 +1,13 @@
 import { isRight } from 'fp-ts/Either';
+import { Webhook } from 'standardwebhooks';
 import { RawRequest } from '../../src/models/inbound';
 import type { DeliveryBundle } from '../../src/triggers/auctionStatusChanged';
 
 import { failed, outcomeLine, replayCommand, SETTINGS } from '../../src/sim/settings';
-import { overBound, RETRY_WITHIN_MS, type Outcome } from '../../src/sim/oracle';
+import { overBound, RETRY_WITHIN_MS, T0, type Outcome } from '../../src/sim/oracle';
+import { Random } from '../../src/sim/random';
+import { Scheduler } from '../../src/sim/scheduler';
+import { SimSvix } from '../../src/sim/svix';
 import { simulate, type Setting } from '../../src/sim/world';
 
 /**
@@ -37,6 +41,15 @@ describe('the simulation', () => {
     expect(outcomeLine(await simulate(setting, 11), setting)).toBe(first);
     expect(outcomeLine(await simulate(setting, 12), setting)).not.toBe(first);
     expect(first).toContain(`replay="${replayCommand(setting, 11)}"`);
+  });
+
+  it("signs as the provider's reference library does, with every secret given", () => {
+    const svix = new SimSvix(new Random(7), new Scheduler(T0), 0, { random: new Random(8), share: 0 });
+    svix.rotate(60_000);
+    const keys = svix.secrets.map((spell) => spell.key);
+    const body = '{"status":"CLOSED"}';
+    const reference = keys.map((key) => new Webhook(key).sign('msg_1', new Date(1_767_600_000_000), body));
+    expect(svix.sign('msg_1', 1_767_600_000, body, keys)).toBe(reference.join(' '));
   });
 
   it.each(['base', 'everything', 'backlog'])('keeps every promise at the setting %s', async (name) => {
