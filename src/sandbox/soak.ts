@@ -90,6 +90,8 @@ export interface SoakResult {
   duplicatesDropped: number;
   transientFailures: number;
   providerRetries: number;
+  /** Attempts the hook runner did not answer within Svix's timeout (a busy machine): each is retried too. */
+  endpointUnanswered: number;
   cacheFaults: number;
   /** Zap runs whose claim was never stored (the cache kept throttling): a redelivery could run them again. */
   unclaimed: number;
@@ -120,6 +122,7 @@ export const soakLine = (result: SoakResult): string =>
   `forged_replays=${result.forgedReplays} forged_with_revoked=${result.forgedWithRevoked} ` +
   `redelivered=${result.redelivered} overlapping=${result.overlapping} ` +
   `transient_failures=${result.transientFailures} provider_retries=${result.providerRetries} ` +
+  `endpoint_unanswered=${result.endpointUnanswered} ` +
   `cache_faults=${result.cacheFaults} unclaimed=${result.unclaimed} rotations=${result.rotations} ` +
   `secret_reads=${result.secretReads} secret_read_faults=${result.secretReadFaults} ` +
   `record_reads=${result.recordReads} history_faults=${result.historyFaults} junk_burst=${result.junkBurst} ` +
@@ -399,6 +402,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       ).length,
       transientFailures,
       providerRetries: stats.deliveries.retriesScheduled,
+      endpointUnanswered: stats.deliveries.unanswered,
       cacheFaults: platform.calls.filter((call) => call.fault !== undefined).length,
       unclaimed: ran.filter((id) => platform.peek(runner.identity, claimKey(zap.subscribeData.id, id)) === undefined)
         .length,

@@ -37,6 +37,7 @@ const Result = t.type({
   duplicatesDropped: t.number,
   transientFailures: t.number,
   providerRetries: t.number,
+  endpointUnanswered: t.number,
   cacheFaults: t.number,
   unclaimed: t.number,
   rotations: t.number,
@@ -98,7 +99,8 @@ describe('soak (small)', () => {
     expect(result.duplicatesDropped).toBeGreaterThanOrEqual(result.redelivered);
     expect(result.overlapping).toBeGreaterThan(0);
     expect(result.transientFailures).toBeGreaterThan(0);
-    expect(result.providerRetries).toBe(result.transientFailures);
+    // Svix retries each, and each attempt the hook runner did not answer in time (a busy machine makes some).
+    expect(result.providerRetries).toBe(result.transientFailures + result.endpointUnanswered);
     expect(result.cacheFaults).toBeGreaterThan(0);
     expect(result.secretReadFaults).toBe(5);
     expect(result.historyFaults).toBeGreaterThan(0);

@@ -41,6 +41,8 @@ export interface DeliveryStats {
   succeeded: number;
   failedAttempts: number;
   retriesScheduled: number;
+  /** Attempts the endpoint never answered in time (or at all): on a busy machine, more than the faults planned. */
+  unanswered: number;
   /** Deliveries that used up the whole schedule without a 2xx. */
   exhausted: number;
   pending: number;
@@ -88,6 +90,7 @@ export class Dispatcher {
     succeeded: 0,
     failedAttempts: 0,
     retriesScheduled: 0,
+    unanswered: 0,
     exhausted: 0,
   };
 
@@ -224,6 +227,7 @@ export class Dispatcher {
       return;
     }
     this.stats.failedAttempts += 1;
+    if (outcome.status === 0) this.stats.unanswered += 1;
     const delay = this.options.retryScheduleMs[task.attempt];
     if (delay === undefined || this.stopped) {
       this.stats.exhausted += 1;
