@@ -1,10 +1,13 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { resolve } from 'node:path';
 import { isRight } from 'fp-ts/Either';
 import { Webhook } from 'standardwebhooks';
 import { RawRequest } from '../../src/models/inbound';
 import type { DeliveryBundle } from '../../src/triggers/auctionStatusChanged';
 
 import { failed, outcomeLine, replayCommand, SETTINGS } from '../../src/sim/settings';
-import { overBound, RETRY_WITHIN_MS, T0, type Outcome } from '../../src/sim/oracle';
+import { Outcome, overBound, RETRY_WITHIN_MS, T0 } from '../../src/sim/oracle';
 import { Random } from '../../src/sim/random';
 import { Scheduler } from '../../src/sim/scheduler';
 import { SimSvix } from '../../src/sim/svix';
@@ -14,12 +17,26 @@ import { simulate, type Setting } from '../../src/sim/world';
  * The delivery path's real code (machine, driver, claim, through the trigger's deliver) in the seeded
  * simulation of src/sim: the same seed gives the same result, seeds of the hardest settings meet every promise,
  * and the oracle catches what breaks them. The sweep over many seeds is `npm run simulate` (CI runs a short one).
+ * Whole runs go through the built simulation in a Node process of its own, as a sweep runs them: jest runs code in
+ * a vm context, where every lookup of a global (Math, JSON) is many times slower.
  */
 
 const named = (name: string): Setting => {
   const setting = SETTINGS.find((each) => each.name === name);
   if (!setting) throw new Error(`no setting ${name}`);
   return setting;
+};
+
+/** One seed of a setting, run by `npm run simulate`'s worker (dist/, built by npm test's pretest). */
+const simulated = async (name: string, seed: number): Promise<Outcome> => {
+  const cli = resolve(__dirname, '../../dist/sim/cli.js');
+  const child = spawn(process.execPath, [cli, '--worker', '--setting', name, '--seeds', `${seed}-${seed}`]);
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  const [code] = await once(child, 'exit');
+  const outcome = Outcome.decode(JSON.parse(out));
+  if (code !== 0 || !isRight(outcome)) throw new Error(`the simulation printed no outcome (exit ${code}): ${out}`);
+  return outcome.right;
 };
 
 /** The promises: nothing lost, run twice, forged or revoked run, and junk within the allowance. */
@@ -37,10 +54,14 @@ jest.setTimeout(60_000);
 describe('the simulation', () => {
   it('gives the same line, byte for byte, for the same seed, and another for another seed', async () => {
     const setting = named('everything');
-    const first = outcomeLine(await simulate(setting, 11), setting);
-    expect(outcomeLine(await simulate(setting, 11), setting)).toBe(first);
-    expect(outcomeLine(await simulate(setting, 12), setting)).not.toBe(first);
-    expect(first).toContain(`replay="${replayCommand(setting, 11)}"`);
+    const [first, again, other] = await Promise.all([
+      simulated('everything', 11),
+      simulated('everything', 11),
+      simulated('everything', 12),
+    ]);
+    expect(outcomeLine(again, setting)).toBe(outcomeLine(first, setting));
+    expect(outcomeLine(other, setting)).not.toBe(outcomeLine(first, setting));
+    expect(outcomeLine(first, setting)).toContain(`replay="${replayCommand(setting, 11)}"`);
   });
 
   it("signs as the provider's reference library does, with every secret given", () => {
@@ -54,7 +75,7 @@ describe('the simulation', () => {
 
   it.each(['base', 'everything', 'backlog'])('keeps every promise at the setting %s', async (name) => {
     const setting = named(name);
-    const outcome = await simulate(setting, 1_000 + SETTINGS.indexOf(setting));
+    const outcome = await simulated(name, 1_000 + SETTINGS.indexOf(setting));
     expect({ line: outcomeLine(outcome, setting), ...broken(outcome) }).toEqual({ line: expect.any(String), ...NONE });
     expect(outcome.events).toBe(setting.events);
   });
@@ -68,12 +89,14 @@ const REGRESSIONS: Array<[setting: string, seed: number, found: string]> = [
 
 describe('seeds that once failed', () => {
   it.each(REGRESSIONS)('%s seed %d (%s) keeps every promise', async (name, seed) => {
-    expect(broken(await simulate(named(name), seed))).toEqual(NONE);
+    expect(broken(await simulated(name, seed))).toEqual(NONE);
   });
 });
 
 describe('the oracle', () => {
   const base = named('base');
+  /** Enough forgeries, redeliveries and rotations for each failure to show, in a fraction of a second. */
+  const small = { ...named('share-0.2'), name: 'custom', events: 60 };
 
   /** The delivered body as an item, unchecked: what a broken perform would run. */
   const bodyOf = (bundle: DeliveryBundle) => {
@@ -84,7 +107,7 @@ describe('the oracle', () => {
   };
 
   it('counts forged bodies run, and events run twice, when deliveries run unchecked', async () => {
-    const outcome = await simulate({ ...named('everything'), name: 'custom' }, 5, {
+    const outcome = await simulate(small, 5, {
       deliver: () => (_io, bundle) => bodyOf(bundle),
     });
     expect(outcome.forgedRun).toBeGreaterThan(0);
@@ -92,7 +115,7 @@ describe('the oracle', () => {
   });
 
   it('counts revoked secrets trusted when a halt is ignored and the body runs anyway', async () => {
-    const outcome = await simulate({ ...named('everything'), name: 'custom' }, 5, {
+    const outcome = await simulate(small, 5, {
       deliver: (deliver) => async (io, bundle) => {
         try {
           return await deliver(io, bundle);
@@ -115,7 +138,7 @@ describe('the oracle', () => {
   });
 
   it('counts junk calls past the allowance when junk makes extra reads', async () => {
-    const outcome = await simulate({ ...named('junk-100'), name: 'custom' }, 5, {
+    const outcome = await simulate({ ...named('junk-100'), name: 'custom', events: 40, rotations: 2 }, 5, {
       deliver: (deliver) => async (io, bundle) => {
         const url = `${String(Reflect.get(Object(bundle.authData), 'serverUrl'))}/api/v1/app/x/endpoint/y/secret`;
         const options = { url, method: 'GET' as const, skipThrowForStatus: true, throwForThrottlingEarly: false };
