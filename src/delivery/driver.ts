@@ -7,7 +7,7 @@ import type { Failure } from '../provider/failures';
 import { halt, mayPass, raise, type Caller, type Io } from '../provider/request';
 import { CLAIM_TTL_SECONDS } from './claim';
 import { History } from './history';
-import { apply, decide, leave, RULES } from './machine';
+import { apply, decide, leave, RULES, scheduledBy } from './machine';
 import type { Command, Delivery, Listed, Result } from './machine';
 import type { Runtime, Slot } from './runtime';
 
@@ -18,22 +18,9 @@ import type { Runtime, Slot } from './runtime';
  */
 
 /** The Zap's endpoint as its subscribe stored it, keyed by the connection (as z.cache is scoped). */
-export interface Subscription {
-  id: string;
-  secret: string;
-  madeAt: number;
-  checkedAt: number;
-  key: string;
-}
+export type Subscription = { id: string; secret: string; madeAt: number; checkedAt: number; key: string };
 export type Verdict = { kind: 'signed' } | { kind: 'confirmed'; event: unknown };
-interface Run {
-  runtime: Runtime;
-  io: Io;
-  caller: () => Caller;
-  sub: Subscription;
-  slot: Slot;
-  delivery: Delivery;
-}
+type Run = { runtime: Runtime; io: Io; caller: () => Caller; sub: Subscription; slot: Slot; delivery: Delivery };
 
 /** Steps of one delivery at most, a guard against a spin: its time runs out long before, however busy the Zap. */
 const MAX_STEPS = 10_000;
@@ -55,7 +42,7 @@ const steps = async (run: Run, first: Command): Promise<Verdict> => {
     for (let command = first, count = 0; count < MAX_STEPS; count += 1) {
       const verdict = await step(run, command);
       if (verdict) return verdict;
-      command = decide(slot.state, delivery, runtime.clock.now());
+      command = decided(run);
     }
     return halt(io, haltMessage('unchecked-signature', delivery.id));
   } finally {
@@ -63,6 +50,14 @@ const steps = async (run: Run, first: Command): Promise<Verdict> => {
     leave(slot.state, delivery);
     runtime.changed(slot);
   }
+};
+
+/** The machine's next command; a call the delivery gave up wakes the deliveries waiting on it, to take it on. */
+const decided = ({ runtime, slot, delivery }: Run): Command => {
+  const scheduled = scheduledBy(slot.state, delivery);
+  const command = decide(slot.state, delivery, runtime.clock.now());
+  if (scheduled.some((call) => call.owner !== delivery)) runtime.changed(slot);
+  return command;
 };
 
 /** Carries out one command: a verdict, or undefined when the machine is to be asked again. */

@@ -192,8 +192,13 @@ const record = (e: Endpoint, d: Delivery, now: number, kind?: Kind): Command | u
   return wait(own);
 };
 
-/** The next command for a delivery; once its time is up, instead of a wait, its verdict. */
+/** The calls a delivery scheduled and has not begun: it gives them up at each decision, and takes them again if needed. */
+export const scheduledBy = (e: Endpoint, d: Delivery): Call[] =>
+  [e.read, ...e.windows.values()].filter((call): call is Call => call?.owner === d && !call.calling);
+
+/** The next command for a delivery (its time up: a verdict, not a wait); a call it no longer needs is left to others. */
 export const decide = (e: Endpoint, d: Delivery, now: number): Command => {
+  for (const call of scheduledBy(e, d)) call.owner = undefined;
   const command = next(e, d, now);
   return command.kind === 'wait' && now >= d.deadline ? unchecked(e) : command;
 };

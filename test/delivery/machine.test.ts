@@ -239,3 +239,22 @@ describe('leave', () => {
     expect(decide(e, other, 3_150)).toEqual({ kind: 'read' });
   });
 });
+
+describe('a call its delivery no longer needs', () => {
+  it('is given up at its next decision, and a delivery waiting on it takes it on at its time', () => {
+    const e = warm(2_000);
+    const owner = delivery(['sX'], 3_000);
+    expect(decide(e, owner, 3_000)).toEqual({ kind: 'read' });
+    transient(e, 0, 3_100);
+    expect(decide(e, owner, 3_100)).toEqual({ kind: 'wait', until: 3_150 });
+    const other = delivery(['sY'], 3_100);
+    expect(decide(e, other, 3_100)).toEqual({ kind: 'wait', until: other.deadline });
+    // Another process's history, looked at now, shows sX current: the owner runs, and leaves the read to others.
+    const shared = { current: seen('sX', 3_050, 'q'), old: [S1] };
+    apply(e, { kind: 'looked', start: 3_120, ok: true, value: shared }, 3_120);
+    expect(decide(e, owner, 3_130)).toEqual({ kind: 'run' });
+    expect(e.read?.owner).toBeUndefined();
+    expect(decide(e, other, 3_150)).toEqual({ kind: 'read' });
+    expect(e.read?.owner).toBe(other);
+  });
+});
