@@ -53,8 +53,13 @@ const THROTTLED: Fault = {
 };
 
 /** One operation, in a process of its own. */
+/** The built app (dist/index.js), or another build's entry in BARE_APP_ENTRY, to compare a commit with this one. */
+const entry = process.env.BARE_APP_ENTRY;
 const run = (method: string, bundle: object): Promise<BareOutcome> =>
-  runBare({ command: 'execute', method, bundle: { authData, ...bundle }, ...platform.eventFor(IDENTITY) });
+  runBare(
+    { command: 'execute', method, bundle: { authData, ...bundle }, ...platform.eventFor(IDENTITY) },
+    entry === undefined ? {} : { entry },
+  );
 
 /** A delivery as Zapier hands it to perform. */
 const deliveryBundle = (headers: Record<string, string>, content: string) => ({
