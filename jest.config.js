@@ -1,10 +1,19 @@
+/** The suites npm run test:e2e runs (jest.e2e.config.js), and npm test leaves out. */
+const E2E = [
+  'test/sandbox/start.test.ts',
+  'test/sandbox/soak.test.ts',
+  'test/contract/contract.test.ts',
+  'test/runtime/bareProcess.test.ts',
+];
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  // The built package has its own suite (npm run test:package).
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/package/'],
+  // The built package has its own suite (npm run test:package); the suites that run the project in child processes
+  // (npm start, the soak, the contract CLI, bare Zapier processes) are npm run test:e2e, which CI runs too.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/package/', ...E2E.map((path) => `<rootDir>/${path}`)],
   // Tests are compiled file by file without type checking (tsconfig.json sets isolatedModules: a
   // few milliseconds a file, where type-checking each took seconds); the types of sources and tests
   // are checked once, by npm run typecheck, as CI does.
@@ -30,3 +39,4 @@ module.exports = {
   workerIdleMemoryLimit: '10MB',
   maxWorkers: 2,
 };
+module.exports.E2E = E2E;
