@@ -126,13 +126,11 @@ const join = (call: Call, d: Delivery, now: number, command: Command): Command =
 /** A delivery is done: the calls it scheduled and did not make are dropped (a listing's later pages left free). */
 export const leave = (e: Endpoint, d: Delivery): void => {
   if (e.read?.owner === d) e.read = undefined;
-  for (const w of e.windows.values()) if (w.owner === d && !w.complete) drop(e, w);
-};
-/** A call dropped: a read, or a listing not begun, is gone; a listing with pages read is left free. */
-const drop = (e: Endpoint, call: Call): void => {
-  if (call === e.read) e.read = undefined;
-  for (const [start, w] of e.windows) if (w === call && w.pages === 0 && !w.refused) e.windows.delete(start);
-  Object.assign(call, { owner: undefined, calling: false });
+  for (const [start, w] of e.windows) {
+    if (w.owner !== d || w.complete) continue;
+    if (w.pages === 0 && !w.refused) e.windows.delete(start);
+    else Object.assign(w, { owner: undefined, calling: false });
+  }
 };
 
 /** Rule 1. A write over another's history unseen could hide a newer secret: only ever over what a look found. */
@@ -197,13 +195,11 @@ const record = (e: Endpoint, d: Delivery, now: number, kind?: Kind): Command | u
 /** The calls a delivery scheduled and has not begun: it gives them up at each decision, and takes them again if needed. */
 export const scheduledBy = (e: Endpoint, d: Delivery): Call[] =>
   [e.read, ...e.windows.values()].filter((call): call is Call => call?.owner === d && !call.calling);
-/** The next command for a delivery (its time up: a verdict, not a wait); a call it no longer needs is dropped. */
-export const decide = (e: Endpoint, d: Delivery, now: number): Command => {
-  const mine = scheduledBy(e, d);
-  for (const call of mine) call.owner = undefined;
-  const command = next(e, d, now);
 
-  for (const call of mine) if (!call.owner) drop(e, call);
+/** The next command for a delivery (its time up: a verdict, not a wait); a call it no longer needs is left to others. */
+export const decide = (e: Endpoint, d: Delivery, now: number): Command => {
+  for (const call of scheduledBy(e, d)) call.owner = undefined;
+  const command = next(e, d, now);
   return command.kind === 'wait' && now >= d.deadline ? unchecked(e) : command;
 };
 
