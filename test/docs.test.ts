@@ -133,7 +133,7 @@ describe('the performance document', () => {
   it('is exactly what npm run bench -- --docs wrote from its figures', () => {
     if (!isRight(recorded)) throw new Error('docs/performance.json is not a bench result: run npm run bench -- --docs');
     expect(read('docs/performance.md')).toBe(performanceDoc(recorded.right));
-        expect(read('docs/performance.md')).toMatch(/on \d{4}-\d\d-\d\d: .+, \d+ cores,\n\d+ GiB, /);
+    expect(read('docs/performance.md')).toMatch(/on \d{4}-\d\d-\d\d: .+, \d+ cores,\n\d+ GiB, /);
   });
 
   it('is from a run of the current source (after changing src/, the lockfile or a tsconfig, run npm run bench -- --docs)', () => {
@@ -149,7 +149,7 @@ describe('the performance document', () => {
     expect(measured.length).toBeGreaterThanOrEqual(3);
     const doc = read('docs/performance.md');
     for (const entry of measured) {
-            expect(doc).toContain(`| **${entry.ratio}×** (${String(entry.detail?.interval95)}) |`);
+      expect(doc).toContain(`| **${entry.ratio}×** (${String(entry.detail?.interval95)}) |`);
     }
   });
 });

@@ -94,7 +94,7 @@ describe('soak (small)', () => {
     // the integration has seen one replaced, so how many go depends on timing), redeliveries overlapping the
     // first, endpoint failures, cache faults, a fault on each rotation's first read, junk after each rotation.
     expect(result.forged).toBe(20);
-        // Every forgery but the replays of a real id (run once, as the real event), and every junk delivery, is refused.
+    // Every forgery but the replays of a real id (run once, as the real event), and every junk delivery, is refused.
     expect(result.forgedRefused).toBe(result.forged - result.forgedReplays + result.junkBurst);
     expect(result.redelivered).toBe(20);
     expect(result.duplicatesDropped).toBeGreaterThanOrEqual(result.redelivered);

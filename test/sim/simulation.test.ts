@@ -84,7 +84,7 @@ describe('the simulation', () => {
 /** Seeds that failed in a sweep of an earlier design, kept with what they found; each replays with its line. */
 const REGRESSIONS: Array<[setting: string, seed: number, found: string]> = [
   ['backlog', 4, 'a listing whose scheduler left with its answer was never continued: 15 lost'],
-    ['everything-fast', 3, "a read scheduled by a genuine delivery, made by junk's perform, counted as junk's"],
+  ['everything-fast', 3, "a read scheduled by a genuine delivery, made by junk's perform, counted as junk's"],
   ['everything-fast', 61, 'a read kept until its deadline by a delivery a look had taught: 4 lost'],
 ];
 
