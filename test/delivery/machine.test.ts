@@ -222,15 +222,21 @@ describe('two quick rotations answered out of order leave the replaced secret cu
   });
 });
 
+/** A read its owner scheduled for 3.15 s (after a failed one), and another delivery waiting on it. */
+const readAwaited = () => {
+  const e = warm(2_000);
+  const owner = delivery(['sX'], 3_000);
+  expect(decide(e, owner, 3_000)).toEqual({ kind: 'read' });
+  transient(e, 0, 3_100);
+  expect(decide(e, owner, 3_100)).toEqual({ kind: 'wait', until: 3_150 });
+  const other = delivery(['sY'], 3_100);
+  expect(decide(e, other, 3_100)).toEqual({ kind: 'wait', until: other.deadline });
+  return { e, owner, other };
+};
+
 describe('leave', () => {
   it('drops a read its delivery scheduled and did not make: another schedules its own', () => {
-    const e = warm(2_000);
-    const owner = delivery(['sX'], 3_000);
-    expect(decide(e, owner, 3_000)).toEqual({ kind: 'read' });
-    transient(e, 0, 3_100);
-    expect(decide(e, owner, 3_100)).toEqual({ kind: 'wait', until: 3_150 });
-    const other = delivery(['sY'], 3_100);
-    expect(decide(e, other, 3_100)).toEqual({ kind: 'wait', until: other.deadline });
+    const { e, owner, other } = readAwaited();
     leave(e, other);
     expect(e.read?.owner).toBe(owner);
     leave(e, owner);
@@ -242,13 +248,7 @@ describe('leave', () => {
 
 describe('a call its delivery no longer needs', () => {
   it('is given up at its next decision, and a delivery waiting on it takes it on at its time', () => {
-    const e = warm(2_000);
-    const owner = delivery(['sX'], 3_000);
-    expect(decide(e, owner, 3_000)).toEqual({ kind: 'read' });
-    transient(e, 0, 3_100);
-    expect(decide(e, owner, 3_100)).toEqual({ kind: 'wait', until: 3_150 });
-    const other = delivery(['sY'], 3_100);
-    expect(decide(e, other, 3_100)).toEqual({ kind: 'wait', until: other.deadline });
+    const { e, owner, other } = readAwaited();
     // Another process's history, looked at now, shows sX current: the owner runs, and leaves the read to others.
     const shared = { current: seen('sX', 3_050, 'q'), old: [S1] };
     apply(e, { kind: 'looked', start: 3_120, ok: true, value: shared }, 3_120);

@@ -1,8 +1,5 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { resolve } from 'node:path';
 import * as t from 'io-ts';
-import { isRight } from 'fp-ts/Either';
+import { runBuilt } from '../helpers/builtScript';
 
 /**
  * What a process keeps stays within its Runtime's limits however many endpoints it serves: a flood of junk over
@@ -16,16 +13,7 @@ const Report = t.type({
   ...{ heapBeforeMb: t.number, heapUsedMb: t.number, rssMb: t.number, peakRssMb: t.number },
 });
 
-const flood = async (args: string[]) => {
-  const bench = resolve(__dirname, '../../dist/bench/memory.js');
-  const child = spawn(process.execPath, ['--expose-gc', bench, '--json', ...args]);
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-  const [code] = await once(child, 'exit');
-  const report = Report.decode(JSON.parse(out));
-  if (code !== 0 || !isRight(report)) throw new Error(`the bench printed no report (exit ${code}): ${out}`);
-  return report.right;
-};
+const flood = (args: string[]) => runBuilt(Report, 'bench/memory.js', ['--json', ...args], ['--expose-gc']);
 
 describe("a process's memory under a flood of junk", () => {
   const flooded = ['--endpoints', '30', '--junk', '2', '--pages', '2', '--payload-bytes', '200'];

@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { resolve } from 'node:path';
 import { isRight } from 'fp-ts/Either';
 import { Webhook } from 'standardwebhooks';
+import { runBuilt } from '../helpers/builtScript';
 import { RawRequest } from '../../src/models/inbound';
 import type { DeliveryBundle } from '../../src/triggers/auctionStatusChanged';
 
@@ -27,17 +25,9 @@ const named = (name: string): Setting => {
   return setting;
 };
 
-/** One seed of a setting, run by `npm run simulate`'s worker (dist/, built by npm test's pretest). */
-const simulated = async (name: string, seed: number): Promise<Outcome> => {
-  const cli = resolve(__dirname, '../../dist/sim/cli.js');
-  const child = spawn(process.execPath, [cli, '--worker', '--setting', name, '--seeds', `${seed}-${seed}`]);
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-  const [code] = await once(child, 'exit');
-  const outcome = Outcome.decode(JSON.parse(out));
-  if (code !== 0 || !isRight(outcome)) throw new Error(`the simulation printed no outcome (exit ${code}): ${out}`);
-  return outcome.right;
-};
+/** One seed of a setting, run by `npm run simulate`'s worker, as a sweep runs it. */
+const simulated = (name: string, seed: number): Promise<Outcome> =>
+  runBuilt(Outcome, 'sim/cli.js', ['--worker', '--setting', name, '--seeds', `${seed}-${seed}`]);
 
 /** The promises: nothing lost, run twice, forged or revoked run, and junk within the allowance. */
 const broken = (outcome: Outcome) => ({
