@@ -57,11 +57,13 @@ export interface Delivery {
 }
 /** A listed message: its payload, or that it is not this event type, or that Svix no longer keeps it. */
 export type Listed = { payload: unknown } | 'other-type' | 'expired';
-/** A call scheduled at `at`, made by its owner, the delivery that scheduled it (none: free to take on). */
+/** A call scheduled at `at`, made by its owner, the delivery that scheduled it (none: free to take on); `paid`
+ * from the allowance. */
 interface Call {
   at: number;
   owner?: Delivery;
   calling: boolean;
+  paid: boolean;
 }
 /** One window of Svix's record: its listing, a page at a time (after a failed page, the rest free), and what it found. */
 export interface Window extends Call {
@@ -149,11 +151,14 @@ const sync = (e: Endpoint, d: Delivery, now: number): Command | undefined => {
 
 /** A read of the secret: the one scheduled or under way if it starts in time, else one of its own. */
 const reading = (e: Endpoint, d: Delivery, now: number, kind: Kind | undefined, after = -Infinity) => {
-  if (e.read) return e.read.at + e.rules.callMs > d.deadline ? undefined : join(e.read, d, now, READ);
-  const at = Math.max(callAt(e, now, kind), after);
+  const { read } = e;
+  // A read another makes, or one paid for, is joined; one left unpaid is made by a delivery that pays at its time.
+  if (read && (read.calling || read.owner || read.paid || !kind))
+    return read.at + e.rules.callMs > d.deadline ? undefined : join(read, d, now, READ);
+  const at = Math.max(callAt(e, now, kind), after, read?.at ?? -Infinity);
   if (at + e.rules.callMs > d.deadline) return undefined;
   if (kind) take(e, kind, at);
-  e.read = { at, calling: false, owner: d };
+  e.read = { at, calling: false, owner: d, paid: kind !== undefined };
   return join(e.read, d, now, READ);
 };
 
@@ -172,20 +177,25 @@ const record = (e: Endpoint, d: Delivery, now: number, kind?: Kind): Command | u
     return listed && listed !== 'other-type' ? { kind: 'confirmed', event: listed.payload } : halt('not-confirmed');
   }
   if (w?.refused && w.refused.at >= d.arrivedAt) return { kind: 'refused', failure: w.refused.failure };
-  const own = callAt(e, now, w?.failed ? undefined : kind);
+  const pays = kind && !w?.failed ? kind : undefined;
+  const own = callAt(e, now, pays);
   const pending = w && !w.complete && !w.refused ? w : undefined;
-  if (pending && (pending.calling || (pending.at <= own && pending.at + rules.callMs <= d.deadline))) {
+  // A listing under way, scheduled by another, paid for, or past its first page is joined; one left unpaid is made
+  // by a delivery that pays at its time.
+  const joins = pending && (pending.owner || pending.paid || pending.pages > 0 || !pays);
+  if (pending && (pending.calling || (joins && pending.at <= own && pending.at + rules.callMs <= d.deadline))) {
     const range = { after: start - rules.marginMs, before: start + rules.windowMs + rules.marginMs };
     return join(pending, d, now, { kind: 'list', window: start, ...range, iterator: pending.iterator });
   }
   if (own + rules.callMs > d.deadline) return undefined;
-  if (kind && !w?.failed) take(e, kind, own);
-  if (pending) Object.assign(pending, { at: own, owner: d });
+  if (pays) take(e, pays, own);
+  if (pending) Object.assign(pending, { at: own, owner: d, paid: pending.paid || pays !== undefined });
   else
     e.windows.set(start, {
       at: own,
       owner: d,
       calling: false,
+      paid: pays !== undefined,
       ...{ pages: 0, complete: false, failed: false },
       messages: new Map(),
     });

@@ -141,6 +141,41 @@ describe('the reads allowance (GCRA)', () => {
     expect(synced(e, delivery(['s0', 'x'], now), now, cache)).toEqual({ kind: 'read' });
     expect(e.tat.reads).toBe(tat);
   });
+
+  describe('a free call given up is made by junk only at its allowance, and paid for', () => {
+    /** Svix failed, asking for 4 s; a delivery also signed with s0 schedules a free call for after that; a look
+     * then shows sX current (seen later than s1 by more than the skew): that delivery runs and gives the call up. */
+    const PAUSE = 4_000;
+    const givenUp = (arrivedAt: number) => {
+      const { e, cache, now } = exhausted();
+      transient(e, PAUSE, now);
+      const free = delivery(['s0', 'sX'], arrivedAt);
+      expect(synced(e, free, now, cache)).toEqual({ kind: 'wait', until: now + PAUSE });
+      cache.value = { current: seen('sX', now + 2_500, 'q'), old: [e.history.current, ...e.history.old] };
+      apply(e, { kind: 'looked', start: now + 2_600, ok: true, value: cache.value }, now + 2_600);
+      expect(decide(e, free, now + 2_600)).toEqual({ kind: 'run' });
+      return { e, cache, at: now + PAUSE, now: now + 2_700 };
+    };
+
+    it('a read', () => {
+      const { e, cache, at, now } = givenUp(T + 10);
+      expect(e.read).toMatchObject({ at, paid: false });
+      const tat = e.tat.reads;
+      expect(synced(e, delivery(['sY'], now), now, cache)).toEqual({ kind: 'wait', until: at });
+      expect(e.read).toMatchObject({ at, paid: true });
+      expect(e.tat.reads).toBe(tat + RULES.reads.everyMs);
+    });
+
+    it('a listing', () => {
+      // Arrived before the last read: settled by it, so its call is a listing of its window.
+      const { e, cache, at, now } = givenUp(T);
+      expect(e.windows.get(2_000)).toMatchObject({ at, paid: false });
+      expect(e.tat.listings).toBe(-Infinity);
+      expect(synced(e, delivery(['sY'], T), now, cache)).toEqual({ kind: 'wait', until: at });
+      expect(e.windows.get(2_000)).toMatchObject({ at, paid: true });
+      expect(e.tat.listings).toBe(at + RULES.listings.everyMs);
+    });
+  });
 });
 
 describe("Svix's failures", () => {
