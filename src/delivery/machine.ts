@@ -57,14 +57,8 @@ export interface Delivery {
 }
 /** A listed message: its payload, or that it is not this event type, or that Svix no longer keeps it. */
 export type Listed = { payload: unknown } | 'other-type' | 'expired';
-/** A call scheduled at `at`, made by its owner, the delivery that scheduled it (none: free to take on); `paid`
- * from the allowance. */
-interface Call {
-  at: number;
-  owner?: Delivery;
-  calling: boolean;
-  paid: boolean;
-}
+/** A call scheduled at `at`, made by its owner, the delivery that scheduled it (none: free to take on). */
+type Call = { at: number; owner?: Delivery; calling: boolean; /** From the allowance. */ paid: boolean };
 /** One window of Svix's record: its listing, a page at a time (after a failed page, the rest free), and what it found. */
 export interface Window extends Call {
   startedAt?: number;
@@ -180,8 +174,7 @@ const record = (e: Endpoint, d: Delivery, now: number, kind?: Kind): Command | u
   const pays = kind && !w?.failed ? kind : undefined;
   const own = callAt(e, now, pays);
   const pending = w && !w.complete && !w.refused ? w : undefined;
-  // A listing under way, scheduled by another, paid for, or past its first page is joined; one left unpaid is made
-  // by a delivery that pays at its time.
+  // Joined: a listing under way, another's, paid, past its first page; one left unpaid is made by one that pays.
   const joins = pending && (pending.owner || pending.paid || pending.pages > 0 || !pays);
   if (pending && (pending.calling || (joins && pending.at <= own && pending.at + rules.callMs <= d.deadline))) {
     const range = { after: start - rules.marginMs, before: start + rules.windowMs + rules.marginMs };
