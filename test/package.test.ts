@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LISTING, main, registeredId, registerArgs } from '../src/package/cli';
@@ -9,11 +9,14 @@ import { productionManifest } from '../src/package/stage';
  * The zip itself is tested as built by npm run test:package.
  */
 
+const roots: string[] = [];
 const rootWith = (appRc: object): string => {
   const root = mkdtempSync(join(tmpdir(), 'auction-deploy-'));
+  roots.push(root);
   writeFileSync(join(root, '.zapierapprc'), JSON.stringify(appRc));
   return root;
 };
+afterAll(() => roots.forEach((root) => rmSync(root, { recursive: true, force: true })));
 
 describe('npm run deploy', () => {
   it('stops before building, and says what to run, when the app was never registered with Zapier', async () => {
