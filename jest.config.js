@@ -1,9 +1,16 @@
-/** The suites npm run test:e2e runs (jest.e2e.config.js), and npm test leaves out. */
+/**
+ * The suites npm run test:e2e runs (jest.e2e.config.js), and npm test leaves out: each runs the built project in
+ * child processes, or waits in real time (npm start, the soak, a paced burst), so npm test stays a loop of a minute.
+ */
 const E2E = [
   'test/sandbox/start.test.ts',
   'test/sandbox/soak.test.ts',
+  'test/sandbox/burst.test.ts',
   'test/contract/contract.test.ts',
   'test/runtime/bareProcess.test.ts',
+  'test/setup/npmRunSetup.test.ts',
+  'test/sim/simulation.test.ts',
+  'test/delivery/memory.test.ts',
 ];
 
 /** @type {import('jest').Config} */
@@ -11,8 +18,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  // The built package has its own suite (npm run test:package); the suites that run the project in child processes
-  // (npm start, the soak, the contract CLI, bare Zapier processes) are npm run test:e2e, which CI runs too.
+  // The built package has its own suite (npm run test:package); the suites in E2E are npm run test:e2e, which CI
+  // runs too.
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/package/', ...E2E.map((path) => `<rootDir>/${path}`)],
   // Tests are compiled file by file without type checking (tsconfig.json sets isolatedModules: a
   // few milliseconds a file, where type-checking each took seconds); the types of sources and tests
@@ -39,4 +46,5 @@ module.exports = {
   workerIdleMemoryLimit: '10MB',
   maxWorkers: 2,
 };
-module.exports.E2E = E2E;
+// For jest.e2e.config.js; not enumerable, so jest does not take it for an option (and warn on every run).
+Object.defineProperty(module.exports, 'E2E', { value: E2E, enumerable: false });
