@@ -40,10 +40,9 @@ module.exports = {
   testTimeout: 30_000,
   // The network is closed in tests: every provider call is mocked or goes to loopback.
   setupFilesAfterEnv: ['<rootDir>/test/setup.ts'],
-  // zapier-platform-core patches Node's http/https once per process, capturing
-  // whichever nock interceptor was live then; a fresh worker per test file keeps
-  // each file's nock in charge of its own requests.
-  workerIdleMemoryLimit: '10MB',
+  // Each file starts with Node's own http and https, so a worker runs file after file: zapier-platform-core patches
+  // them once per process, keeping whichever nock it found (test/freshHttp.ts).
+  setupFiles: ['<rootDir>/test/freshHttp.ts'],
   maxWorkers: 2,
 };
 // For jest.e2e.config.js; not enumerable, so jest does not take it for an option (and warn on every run).
