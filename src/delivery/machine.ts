@@ -12,7 +12,8 @@ import { lacks, merge, SKEW_MS, unsureUntil, type History, type Sighting } from 
  *    50 s old, and what this process learnt is shared first, only ever written over what a look found.
  * 2. Two latest secrets seen too close to order (clocks differ): a read after both settles which is current.
  * 3. Signed with the current secret, seen in the last 10 minutes and sure (a look or a read in the last 50 s):
- *    it runs on the delivered body. Otherwise the secret is read again first (free).
+ *    it runs on the delivered body. Otherwise the secret is read again first (free); with no read in its time, it
+ *    runs only if seen in the last 10 minutes (a replaced secret never runs longer, Svix failing or not).
  * 4. A signature no known secret made, not settled by a read begun since it arrived or was signed: the secret
  *    is read (from the allowance, unless an old secret also signed it); then decide again.
  * 5. Otherwise Svix's record decides: a listing of the 2-second window of its message's time confirms it (the
@@ -28,8 +29,6 @@ export const RULES = {
   /** What a read taught is shared for this long before the deliveries waiting on it go on regardless. */
   shareForMs: 1_500,
   freshForMs: 600_000,
-  /** Svix failed twice and last this recently: a signed delivery runs without reading the secret again. */
-  failingMs: 5_000,
   skewMs: SKEW_MS,
   reads: { burst: 3, everyMs: 2_000 },
   listings: { burst: 5, everyMs: 2_000 },
@@ -218,9 +217,9 @@ const next = (e: Endpoint, d: Delivery, now: number): Command => {
     return reading(e, d, now, undefined, unsure) ?? record(e, d, now) ?? unchecked(e);
   if (signed) {
     const sure = now - Math.max(e.lookedAt, e.readAt) <= rules.lookEveryMs;
-    const failing = e.svix.failures >= 2 && now - e.svix.failedAt < rules.failingMs;
-    if (sure && (now - current.start <= rules.freshForMs || failing)) return { kind: 'run' };
-    return reading(e, d, now, undefined) ?? { kind: 'run' };
+    const fresh = now - current.start <= rules.freshForMs;
+    if (sure && fresh) return { kind: 'run' };
+    return reading(e, d, now, undefined) ?? (fresh ? { kind: 'run' } : unchecked(e));
   }
   // Signed with a secret the endpoint had: it may have waited in Zapier's queue across a rotation. Free.
   const oldSigned = old.filter((seen) => d.signedWith(seen.secret)).length;

@@ -26,6 +26,7 @@ export const FIELDS = {
   svixClockSeconds: number(-240, 240), // Svix's clock ahead of the world's (negative: behind)
   processes: number(1, 4),
   backlogSeconds: number(0, 600), // the least every delivery waits in Zapier's queue
+  stolen: number(0, 20), // per rotation, forgeries signed with the replaced secret within 30 minutes of it, any time
 };
 type Field = keyof typeof FIELDS;
 const isField = (key: string): key is Field => Object.hasOwn(FIELDS, key);
@@ -53,7 +54,7 @@ export const rulesOf = (changes: RuleChanges = {}): Rules => ({
  */
 const BASE: Setting = {
   ...{ name: 'base', events: 200, perSecond: 2, share: 0.05, rotations: 3, grace: 'both', closePairs: false },
-  ...{ junkBurst: 0, historyFaults: false, svixClockSeconds: 0, processes: 2, backlogSeconds: 0 },
+  ...{ junkBurst: 0, historyFaults: false, svixClockSeconds: 0, processes: 2, backlogSeconds: 0, stolen: 0 },
 };
 const vary = (name: string, changes: Partial<Setting>): Setting => ({ ...BASE, ...changes, name });
 const EVERYTHING: Partial<Setting> = {
@@ -76,6 +77,8 @@ export const SETTINGS: readonly Setting[] = [
   vary('four-processes', { processes: 4, rotations: 5 }),
   vary('one-a-minute', { perSecond: 1 / 60, rotations: 5, closePairs: true }),
   vary('fifty-a-second', { perSecond: 50, rotations: 5, closePairs: true }),
+  // A secret stolen, then replaced, and used while the Zap is quiet: no delivery teaches a process the new one.
+  vary('quiet-stolen-secret', { events: 60, perSecond: 0.001, rotations: 5, stolen: 4 }),
   // Beyond the rates promised, behind a backlog (as the soak's queue): many deliveries signed with a secret no process
   // read, in windows of the record too full for four pages (up to 1,500 messages in their 4 s).
   vary('backlog', { events: 1500, perSecond: 500, share: 0.1, rotations: 5, closePairs: true, backlogSeconds: 20 }),

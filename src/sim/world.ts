@@ -223,6 +223,8 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
         const second = junkSecond();
         scheduler.after(plan.between(0, 1_000), () => forge('junk', undefined, second));
       }
+      for (let count = 0; count < setting.stolen; count += 1)
+        scheduler.after(plan.between(0, 30 * MINUTE), () => forge('revoked-secret', undefined));
     });
   });
   for (const process of processes) {

@@ -208,6 +208,16 @@ describe("Svix's failures", () => {
     expect(decide(e, delivery(['sY'], 3_100, { deadline }), 3_100)).toEqual(verdict);
   });
 
+  it('signed with a current secret seen over 10 minutes ago, no read in time while Svix fails: an error, not a run', () => {
+    // A stolen secret, replaced while the Zap was quiet, does not run because Svix fails (quiet-stolen-secret seed 86).
+    const at = S1.start + RULES.freshForMs + 1;
+    const e = warm(at);
+    expect(decide(e, delivery(['s1'], at), at)).toEqual({ kind: 'read' });
+    transient(e, 0, at + 100);
+    const late = delivery(['s1'], at + 100, { deadline: at + 100 + RULES.callMs });
+    expect(decide(e, late, at + 100)).toEqual({ kind: 'error' });
+  });
+
   it('backs off from 50 ms, doubling, to at most 2 s', () => {
     expect([-1, 0, 1, 2, 3, 6, 7, 20].map(backoffMs)).toEqual([0, 0, 50, 100, 200, 1_600, 2_000, 2_000]);
   });
