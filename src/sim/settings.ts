@@ -48,10 +48,8 @@ export const rulesOf = (changes: RuleChanges = {}): Rules => ({
   ...{ reads: { ...RULES.reads, ...changes.reads }, listings: { ...RULES.listings, ...changes.listings } },
 });
 
-/**
- * The settings a sweep covers: each varies one kind of adversity to its extreme from a base, and the last ones put
- * every extreme together, at the fastest and the slowest event rates. docs/guarantees.md states them with figures.
- */
+/** The settings a sweep covers: each pushes one adversity to its extreme from a base; the last put every extreme
+ * together, at the fastest and the slowest event rates. docs/guarantees.md states them with figures. */
 const BASE: Setting = {
   ...{ name: 'base', events: 200, perSecond: 2, share: 0.05, rotations: 3, grace: 'both', closePairs: false },
   ...{ junkBurst: 0, historyFaults: false, svixClockSeconds: 0, processes: 2, backlogSeconds: 0, stolen: 0 },
@@ -79,8 +77,7 @@ export const SETTINGS: readonly Setting[] = [
   vary('fifty-a-second', { perSecond: 50, rotations: 5, closePairs: true }),
   // A secret stolen, then replaced, and used while the Zap is quiet: no delivery teaches a process the new one.
   vary('quiet-stolen-secret', { events: 60, perSecond: 0.001, rotations: 5, stolen: 4 }),
-  // Beyond the rates promised, behind a backlog (as the soak's queue): many deliveries signed with a secret no process
-  // read, in windows of the record too full for four pages (up to 1,500 messages in their 4 s).
+  // Past the rates promised, behind a backlog: deliveries signed with a secret no process read, windows over 4 pages.
   vary('backlog', { events: 1500, perSecond: 500, share: 0.1, rotations: 5, closePairs: true, backlogSeconds: 20 }),
   vary('everything-fast', { ...EVERYTHING, perSecond: 50, svixClockSeconds: -240 }),
   vary('everything-slow', { ...EVERYTHING, perSecond: 1 / 60, svixClockSeconds: 240 }),

@@ -11,11 +11,9 @@ import { SimSvix, type SecretSpell, type SimMessage } from './svix';
 
 export type { Setting } from './settings';
 
-/**
- * One simulated run: auction events delivered by a simulated Svix through Zapier's queue to 1–4 processes, each a
- * Runtime of the app's real delivery code on its own virtual clock and simulated ports (z.cache, Svix), with adversity
- * in every part. Everything random comes from one seed; the oracle (oracle.ts) judges the run.
- */
+/** One simulated run: auction events from a simulated Svix through Zapier's queue to 1–4 processes, each a Runtime of
+ * the app's real delivery code on its own virtual clock and simulated ports (z.cache, Svix), adversity in every part.
+ * Everything random comes from one seed; the oracle (oracle.ts) judges the run. */
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
