@@ -49,7 +49,7 @@ export const rulesOf = (changes: RuleChanges = {}): Rules => ({
 });
 
 /** The settings a sweep covers: each pushes one adversity to its extreme from a base; the last put every extreme
- * together, at the fastest and the slowest event rates. docs/guarantees.md states them with figures. */
+ * together, at the fastest and the slowest event rates. docs/guarantees.md states what each must show. */
 const BASE: Setting = {
   ...{ name: 'base', events: 200, perSecond: 2, share: 0.05, rotations: 3, grace: 'both', closePairs: false },
   ...{ junkBurst: 0, historyFaults: false, svixClockSeconds: 0, processes: 2, backlogSeconds: 0, stolen: 0 },
