@@ -7,7 +7,7 @@ import type { Failure } from '../provider/failures';
 import { halt, mayPass, raise, type Caller, type Io } from '../provider/request';
 import { CLAIM_TTL_SECONDS } from './claim';
 import { History } from './history';
-import { apply, decide, leave, RULES, scheduledBy } from './machine';
+import { apply, CALL_MS, decide, leave, scheduledBy } from './machine';
 import type { Command, Delivery, Listed, Result } from './machine';
 import type { Runtime, Slot } from './runtime';
 
@@ -110,17 +110,14 @@ const carryOut = async (
       );
     case 'read':
       return svix({ kind: 'read' }, async (note) => {
-        const secret = await getEndpointSecret(run.caller(), sub.id, { timeoutMs: RULES.callMs, reword: note });
+        const secret = await getEndpointSecret(run.caller(), sub.id, { timeoutMs: CALL_MS, reword: note });
         return { kind: 'read', sighting: { secret, start, end: runtime.clock.now(), by: runtime.id } };
       });
     case 'list':
       return svix({ kind: 'listed', window: command.window }, async (note) => {
         const { after, before, iterator } = command;
-        const answer = await listMessagesBetween(
-          run.caller(),
-          { after, before, ...(iterator ? { iterator } : {}) },
-          note,
-        );
+        const window = { after, before, ...(iterator ? { iterator } : {}) };
+        const answer = await listMessagesBetween(run.caller(), window, { timeoutMs: CALL_MS, reword: note });
         const messages = answer.data.map((message): [string, Listed] => [message.id, listed(message)]);
         const next = answer.done || !answer.iterator ? {} : { next: answer.iterator };
         return { kind: 'listed', window: command.window, start, page: { messages, ...next } };

@@ -32,13 +32,13 @@ export const RULES = {
   skewMs: SKEW_MS,
   reads: { burst: 3, everyMs: 2_000 },
   listings: { burst: 5, everyMs: 2_000 },
-  /** No call starts with less of a delivery's time left than this. */
-  callMs: 3_000,
   windowMs: 2_000,
   marginMs: 1_000,
   maxPages: 40,
 };
 export type Rules = typeof RULES;
+/** How long a read or a listing may take, its timeout: none starts with less of its delivery's time left. */
+export const CALL_MS = 3_000;
 
 /** The one back-off, for every retry the driver makes: after n failures in a row, wait this long. */
 export const backoffMs = (failures: number): number => (failures <= 0 ? 0 : Math.min(2_000, 50 * 2 ** (failures - 1)));
@@ -109,7 +109,9 @@ const callAt = ({ svix, tat, rules }: Endpoint, now: number, kind?: Kind): numbe
 const take = (e: Endpoint, kind: Kind, at: number) =>
   void (e.tat[kind] = Math.max(at, e.tat[kind]) + e.rules[kind].everyMs);
 
-/** Joins the call scheduled or under way: its owner makes it at its time; the others wait for what it answers. */
+/** Joined, unless unpaid, unowned and not under way: then a delivery that pays takes it on, at its allowance's time. */
+const joins = (call: Call, pays: boolean): boolean => call.calling || call.owner !== undefined || call.paid || !pays;
+/** Joins a call scheduled or under way: its owner makes it at its time; the others wait for what it answers. */
 const join = (call: Call, d: Delivery, now: number, command: Command): Command => {
   if (call.calling || (call.owner && call.owner !== d)) return wait(d.deadline);
   call.owner = d;
@@ -145,11 +147,10 @@ const sync = (e: Endpoint, d: Delivery, now: number): Command | undefined => {
 /** A read of the secret: the one scheduled or under way if it starts in time, else one of its own. */
 const reading = (e: Endpoint, d: Delivery, now: number, kind: Kind | undefined, after = -Infinity) => {
   const { read } = e;
-  // A read another makes, or one paid for, is joined; one left unpaid is made by a delivery that pays at its time.
-  if (read && (read.calling || read.owner || read.paid || !kind))
-    return read.at + e.rules.callMs > d.deadline ? undefined : join(read, d, now, READ);
+  if (read && joins(read, kind !== undefined))
+    return read.at + CALL_MS > d.deadline ? undefined : join(read, d, now, READ);
   const at = Math.max(callAt(e, now, kind), after, read?.at ?? -Infinity);
-  if (at + e.rules.callMs > d.deadline) return undefined;
+  if (at + CALL_MS > d.deadline) return undefined;
   if (kind) take(e, kind, at);
   e.read = { at, calling: false, owner: d, paid: kind !== undefined };
   return join(e.read, d, now, READ);
@@ -173,13 +174,13 @@ const record = (e: Endpoint, d: Delivery, now: number, kind?: Kind): Command | u
   const pays = kind && !w?.failed ? kind : undefined;
   const own = callAt(e, now, pays);
   const pending = w && !w.complete && !w.refused ? w : undefined;
-  // Joined: a listing under way, another's, paid, past its first page; one left unpaid is made by one that pays.
-  const joins = pending && (pending.owner || pending.paid || pending.pages > 0 || !pays);
-  if (pending && (pending.calling || (joins && pending.at <= own && pending.at + rules.callMs <= d.deadline))) {
+  // A listing past its first page is joined too: its later pages are free.
+  const joined = pending && (joins(pending, pays !== undefined) || pending.pages > 0);
+  if (pending && (pending.calling || (joined && pending.at <= own && pending.at + CALL_MS <= d.deadline))) {
     const range = { after: start - rules.marginMs, before: start + rules.windowMs + rules.marginMs };
     return join(pending, d, now, { kind: 'list', window: start, ...range, iterator: pending.iterator });
   }
-  if (own + rules.callMs > d.deadline) return undefined;
+  if (own + CALL_MS > d.deadline) return undefined;
   if (pays) take(e, pays, own);
   if (pending) Object.assign(pending, { at: own, owner: d, paid: pending.paid || pays !== undefined });
   else

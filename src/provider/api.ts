@@ -182,7 +182,7 @@ const LIST_WINDOW = ACTIONS.record;
 export const listMessagesBetween = async (
   caller: Caller,
   window: { after: number; before: number; iterator?: string },
-  reword: (failure: Failure) => Failure,
+  { timeoutMs, reword }: { timeoutMs: number; reword: (failure: Failure) => Failure },
 ): Promise<ListResponseMessageOut> => {
   const answer = await callProvider(caller, {
     method: 'GET',
@@ -196,7 +196,7 @@ export const listMessagesBetween = async (
       ...(window.iterator === undefined ? {} : { iterator: window.iterator }),
     },
     action: LIST_WINDOW,
-    timeoutMs: 3_000,
+    timeoutMs,
     reword,
   });
   return decodeAnswer(caller, ListResponseMessageOut, answer.body, LIST_WINDOW, reword);

@@ -1,5 +1,5 @@
 import type { History, Sighting } from '../../src/delivery/history';
-import { apply, backoffMs, decide, leave, newEndpoint, RULES } from '../../src/delivery/machine';
+import { apply, backoffMs, CALL_MS, decide, leave, newEndpoint, RULES } from '../../src/delivery/machine';
 import type { Command, Delivery, Endpoint, Listed } from '../../src/delivery/machine';
 
 /** The machine is pure: every time below is an explicit `now` (ms). The endpoint was made a minute before 0 and its
@@ -192,15 +192,10 @@ describe("Svix's failures", () => {
   });
 
   it.each<[string, boolean, number, Command]>([
-    ['Svix failing, a call in time', true, 4_100 + RULES.callMs, { kind: 'wait', until: 4_100 }],
-    ['Svix failing, no call in time: an error', true, 4_099 + RULES.callMs, { kind: 'error' }],
-    ['Svix answering, a call in time', false, 3_100 + RULES.callMs, { kind: 'read' }],
-    [
-      'Svix answering, no call in time: a halt',
-      false,
-      3_099 + RULES.callMs,
-      { kind: 'halt', why: 'unchecked-signature' },
-    ],
+    ['Svix failing, a call in time', true, 4_100 + CALL_MS, { kind: 'wait', until: 4_100 }],
+    ['Svix failing, no call in time: an error', true, 4_099 + CALL_MS, { kind: 'error' }],
+    ['Svix answering, a call in time', false, 3_100 + CALL_MS, { kind: 'read' }],
+    ['Svix answering, no call in time: a halt', false, 3_099 + CALL_MS, { kind: 'halt', why: 'unchecked-signature' }],
   ])('%s', (_, failing, deadline, verdict) => {
     const e = warm(2_000);
     if (failing) expect(decide(e, delivery(['sX'], 3_000), 3_000)).toEqual({ kind: 'read' });
@@ -214,7 +209,7 @@ describe("Svix's failures", () => {
     const e = warm(at);
     expect(decide(e, delivery(['s1'], at), at)).toEqual({ kind: 'read' });
     transient(e, 0, at + 100);
-    const late = delivery(['s1'], at + 100, { deadline: at + 100 + RULES.callMs });
+    const late = delivery(['s1'], at + 100, { deadline: at + 100 + CALL_MS });
     expect(decide(e, late, at + 100)).toEqual({ kind: 'error' });
   });
 
