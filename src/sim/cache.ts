@@ -18,7 +18,6 @@ export class SimCache {
   private readonly entries = new Map<string, { json: string; expiresAt: number }>();
   /** Calls on the shared history of secrets so far: with history faults, every other one is throttled. */
   private historyCalls = 0;
-  calls = 0;
   constructor(
     private readonly scheduler: Scheduler,
     private readonly random: Random,
@@ -50,7 +49,7 @@ export class SimCache {
   }
   private async roundTrip(method: Method, key: string, log: CacheCall[], handle: (fault?: Fault) => unknown) {
     const { scheduler, random, options } = this;
-    this.calls += 1;
+
     const latency = random.between(1, 12);
     const throttled = options.historyFaults && key.startsWith('history:') && (this.historyCalls += 1) % 2 === 0;
     const fault = throttled ? 'throttle' : random.chance(options.share) ? random.pick(FAULTS[method]) : undefined;

@@ -46,7 +46,8 @@ const MAX_TRACES = 3;
 
 const isJunk = (delivery: SimDelivery) => delivery.kind !== 'genuine' && delivery.signedBy.length === 0;
 const add = <T>(map: Map<string, T[]>, key: string, item: T) => map.set(key, [...(map.get(key) ?? []), item]);
-const callsOf = (performs: PerformRecord[]) => performs.reduce((sum, perform) => sum + perform.calls.length, 0);
+const callsOf = (performs: PerformRecord[], of: 'calls' | 'cacheCalls') =>
+  performs.reduce((n, p) => n + p[of].length, 0);
 /** The start times of the calls of these kinds. */
 const startsOf = (calls: SvixCall[], ...kinds: Array<SvixCall['kind']>) =>
   calls.filter((call) => kinds.includes(call.kind)).map((call) => call.start);
@@ -98,14 +99,13 @@ export const judge = (run: Judged): Outcome => {
       if (over > 0) fail('junkOverBound', over, title, life.filter((perform) => perform.calls.length > 0).slice(0, 4));
     }
   }
-  const { lost, unanswered, doubled, forgedRun, revokedRun, junkOverBound } = tally;
   const junk = performs.filter((perform) => isJunk(perform.delivery));
   return {
     ...{ setting: run.setting.name, seed: run.seed, events: messages.length, deliveries: performs.length },
-    ...{ performs: performs.length, lost, unanswered, cut: performs.filter((p) => p.outcome === 'cut').length },
-    ...{ doubled, forgedRun, revokedRun, junk: junk.length, junkSvixCalls: callsOf(junk), junkOverBound },
-    ...{ svixCalls: callsOf(performs), cacheCalls: run.cache.calls },
-    ...{ virtualSeconds: Math.round((run.scheduler.now - T0) / 1000), latency: latencyOf(performs), traces },
+    ...{ ...tally, performs: performs.length, cut: performs.filter((p) => p.outcome === 'cut').length },
+    ...{ junk: junk.length, junkSvixCalls: callsOf(junk, 'calls'), svixCalls: callsOf(performs, 'calls') },
+    ...{ cacheCalls: callsOf(performs, 'cacheCalls'), latency: latencyOf(performs), traces },
+    ...{ virtualSeconds: Math.round((run.scheduler.now - T0) / 1000) },
   };
 };
 

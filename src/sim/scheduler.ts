@@ -49,13 +49,9 @@ export class EventLoop implements Omit<Timers<VirtualTimer>, 'now'> {
   };
   clearTimeout = (timer: VirtualTimer): void => void this.waiting.delete(timer);
   /** A call to Svix or z.cache: it holds the loop until it is answered. */
-  async call<T>(work: () => Promise<T>): Promise<T> {
+  call<T>(work: () => Promise<T>): Promise<T> {
     this.inFlight += 1;
-    try {
-      return await work();
-    } finally {
-      this.inFlight -= 1;
-    }
+    return work().finally(() => void (this.inFlight -= 1));
   }
   get held(): boolean {
     if (this.inFlight > 0) return true;

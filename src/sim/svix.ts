@@ -21,7 +21,9 @@ export type SvixCall = { kind: Kind; start: number; end: number; ok: boolean; fa
 
 type Payload = { auctioneerUuid: string; auctionUuid: string; status: string };
 /** A message as the auction service sent it: its body is what Svix delivers; `listed`, how the record lists it. */
-export type SimMessage = { id: string; createdAt: number; payload: Payload; body: string; listed: string };
+export type SimMessage = { id: string; createdAt: number; payload: Payload; body: string; listed: string } & Commit;
+/** When the transaction that wrote a message committed (Svix's clock): listings show it from then on. */
+type Commit = { committedAt: number };
 
 type Answer = { status: number; body: unknown };
 const NOT_FOUND: Answer = { status: 404, body: { code: 'not_found', detail: 'Entity not found' } };
@@ -78,10 +80,12 @@ export class SimSvix {
   /** The signature header of a delivery signed at `seconds` (Svix's whole seconds) with these keys. */
   sign = (id: string, seconds: number, body: string, keys: readonly string[]): string =>
     keys.map((key) => `v1,${hmac(key, `${id}.${seconds}.${body}`)}`).join(' ');
-  /** A message the auction service sends now. */
-  createMessage(payload: SimMessage['payload']): SimMessage {
+  /** A message the auction service sends now. Svix takes its time (the id's and the record's) before the transaction
+   * that writes it, which commits `commitMs` later: only then do listings show it, and attempts begin. */
+  createMessage(payload: SimMessage['payload'], commitMs: number): SimMessage {
     const [id, createdAt, body] = [this.newId('msg'), this.now(), JSON.stringify(payload)];
-    const message = { id, createdAt, payload, body, listed: JSON.stringify(messageOut({ id, createdAt, payload })) };
+    const listed = JSON.stringify(messageOut({ id, createdAt, payload }));
+    const message = { id, createdAt, committedAt: createdAt + commitMs, payload, body, listed };
     this.messages.set(message.id, message);
     return message;
   }
@@ -122,16 +126,15 @@ export class SimSvix {
     if (method !== 'GET' || !path.startsWith(app)) return NOT_FOUND;
     const rest = path.slice(app.length);
     if (rest === `/endpoint/${this.endpointId}/secret`) return { status: 200, body: { key: this.current.key } };
-    if (rest === '/msg') return { status: 200, body: this.list(params) };
-    const message = this.messages.get(decodeURIComponent(/^\/msg\/([^/]+)$/.exec(rest)?.[1] ?? ''));
-    return message ? { status: 200, body: messageOut(message) } : NOT_FOUND;
+    return rest === '/msg' ? { status: 200, body: this.list(params) } : NOT_FOUND;
   }
   /** The app's messages, newest first, as `GET …/msg` lists them (after, before, limit, iterator, event_types). */
   private list({ after, before, limit, iterator, event_types: types }: Record<string, unknown>): string {
     const time = (value: unknown, otherwise: number) => (typeof value === 'string' ? Date.parse(value) : otherwise);
     const [from, to] = [time(after, -Infinity), time(before, Infinity)];
     const wanted = types === undefined || String(types).split(',').includes(EVENT_TYPE_NAME);
-    const matching = [...this.messages.values()].filter((m) => wanted && m.createdAt > from && m.createdAt < to);
+    const shown = (m: SimMessage) => m.createdAt > from && m.createdAt < to && m.committedAt <= this.now();
+    const matching = [...this.messages.values()].filter((m) => wanted && shown(m));
     matching.reverse();
     // An iterator is the id of the last message of the previous page; one that is not there lists nothing.
     const start =

@@ -51,6 +51,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   const [plan, zapierRandom, faultRandom] = [root.fork(), root.fork(), root.fork()];
   const scheduler = new Scheduler(T0);
   const svix = new SimSvix(root.fork(), scheduler, setting.svixClockSeconds * SECOND, { random: faultRandom, share });
+  const commits = root.fork(); // how long Svix's transaction writing a message takes
   const reading = plan.chance(0.5) ? 'zapier' : 'redis';
   const cache = new SimCache(scheduler, faultRandom.fork(), { reading, share, historyFaults: setting.historyFaults });
   const rules = rulesOf(setting.rules);
@@ -197,9 +198,11 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   const eventTimes = Array.from({ length: setting.events }, () => (at += -meanWait * Math.log(1 - plan.between())));
   for (const time of eventTimes) {
     scheduler.at(time, () => {
-      const message = svix.createMessage({ auctioneerUuid: uuid(), auctionUuid: uuid(), status: plan.pick(STATUSES) });
-      scheduler.after(plan.between(5, 50), () => attempt(message, 1));
-      if (plan.chance(share)) scheduler.after(plan.between(5, 200), () => attempt(message, RETRIES.length + 1));
+      const payload = { auctioneerUuid: uuid(), auctionUuid: uuid(), status: plan.pick(STATUSES) };
+      const lag = commits.between(1, 300); // attempts begin once Svix's transaction writing it commits
+      const message = svix.createMessage(payload, lag);
+      scheduler.after(lag + plan.between(5, 50), () => attempt(message, 1));
+      if (plan.chance(share)) scheduler.after(lag + plan.between(5, 200), () => attempt(message, RETRIES.length + 1));
       if (plan.chance(share))
         scheduler.after(plan.between(0, 5 * SECOND), () => forge(plan.pick([...FORGERIES, 'replayed-id']), message));
     });

@@ -63,6 +63,27 @@ describe('the simulation', () => {
     expect(svix.sign('msg_1', 1_767_600_000, body, keys)).toBe(reference.join(' '));
   });
 
+  it("lists a message only once the transaction that wrote it commits, as Svix's server does", async () => {
+    const scheduler = new Scheduler(T0);
+    const svix = new SimSvix(new Random(7), scheduler, 0, { random: new Random(8), share: 0 });
+    const message = svix.createMessage({ auctioneerUuid: 'a', auctionUuid: 'b', status: 'CLOSED' }, 300);
+    const listed: Record<number, boolean> = {};
+    for (const at of [0, 300])
+      scheduler.after(at, () => {
+        const url = `http://127.0.0.1:9/api/v1/app/${svix.appId}/msg`;
+        const options = { url, method: 'GET' as const, throwForThrottlingEarly: false };
+        void svix.request(options, []).then(({ content }) => (listed[at] = content.includes(message.id)));
+      });
+    await scheduler.run(100, () => undefined);
+    expect(listed).toEqual({ 0: false, 300: true });
+  });
+
+  it("needs its margin past a message's time: without it, a listing begun before the commit refutes the event", async () => {
+    const setting = named('share-0.2');
+    expect(broken(await simulate({ ...setting, rules: { marginMs: 0 } }, 109))).toEqual({ ...NONE, lost: 1 });
+    expect(broken(await simulate(setting, 109))).toEqual(NONE);
+  });
+
   it.each(['base', 'everything', 'backlog'])('keeps every promise at the setting %s', async (name) => {
     const setting = named(name);
     const outcome = await simulated(name, 1_000 + SETTINGS.indexOf(setting));
