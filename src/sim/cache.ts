@@ -49,7 +49,6 @@ export class SimCache {
   }
   private async roundTrip(method: Method, key: string, log: CacheCall[], handle: (fault?: Fault) => unknown) {
     const { scheduler, random, options } = this;
-
     const latency = random.between(1, 12);
     const throttled = options.historyFaults && key.startsWith('history:') && (this.historyCalls += 1) % 2 === 0;
     const fault = throttled ? 'throttle' : random.chance(options.share) ? random.pick(FAULTS[method]) : undefined;

@@ -98,6 +98,7 @@ export const main = async (argv: string[]): Promise<number> => {
   }
   const { values, seeds, workers, settings } = plan;
   const write = (line: string) => process.stdout.write(`${line}\n`);
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => process.exit(error.code === 'EPIPE' ? 0 : 1)); // | head
   if (values.worker) {
     for (const setting of settings)
       for (let seed = seeds.from; seed <= seeds.to; seed += 1) write(JSON.stringify(await simulate(setting, seed)));
