@@ -129,7 +129,7 @@ describe('the oracle', () => {
   });
 
   it('counts revoked secrets trusted when a halt is ignored and the body runs anyway', async () => {
-    const outcome = await simulate(small, 5, {
+    const outcome = await simulate(small, 21, {
       deliver: (deliver) => async (io, bundle) => {
         try {
           return await deliver(io, bundle);
