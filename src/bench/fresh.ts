@@ -35,7 +35,8 @@ const measureIn = (clock: ClockName): Promise<Measured | string> =>
     const child = fork(__filename, ['--child', clock], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.on('close', (code) => {
+    child.on('error', (error) => resolve(`a ${clock} process did not start: ${error.message}`));
+    child.on('close', (code, signal) => {
       let decoded: ReturnType<typeof Measured.decode> | undefined;
       try {
         decoded = Measured.decode(JSON.parse(out));
@@ -43,7 +44,9 @@ const measureIn = (clock: ClockName): Promise<Measured | string> =>
         decoded = undefined;
       }
       resolve(
-        code === 0 && decoded && isRight(decoded) ? decoded.right : `a ${clock} process gave no ratio (exit ${code})`,
+        code === 0 && decoded && isRight(decoded)
+          ? decoded.right
+          : `a ${clock} process gave no ratio (exit ${code ?? signal})`,
       );
     });
   });
