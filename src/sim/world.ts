@@ -204,7 +204,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
       scheduler.after(lag + plan.between(5, 50), () => attempt(message, 1));
       if (plan.chance(share)) scheduler.after(lag + plan.between(5, 200), () => attempt(message, RETRIES.length + 1));
       if (plan.chance(share))
-        scheduler.after(plan.between(0, 5 * SECOND), () => forge(plan.pick([...FORGERIES, 'replayed-id']), message));
+        scheduler.after(lag + plan.between(0, 5_000), () => forge(plan.pick([...FORGERIES, 'replayed-id']), message));
     });
   }
   const first = eventTimes[0] ?? T0;

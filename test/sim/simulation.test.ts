@@ -80,8 +80,8 @@ describe('the simulation', () => {
 
   it("needs its margin past a message's time: without it, a listing begun before the commit refutes the event", async () => {
     const setting = named('share-0.2');
-    expect(broken(await simulate({ ...setting, rules: { marginMs: 0 } }, 109))).toEqual({ ...NONE, lost: 1 });
-    expect(broken(await simulate(setting, 109))).toEqual(NONE);
+    expect(broken(await simulate({ ...setting, rules: { marginMs: 0 } }, 12))).toEqual({ ...NONE, lost: 1 });
+    expect(broken(await simulate(setting, 12))).toEqual(NONE);
   });
 
   it.each(['base', 'everything', 'backlog'])('keeps every promise at the setting %s', async (name) => {
