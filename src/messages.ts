@@ -43,13 +43,14 @@ export const refusalMessage = (refusal: DeliveryRefusal): string => REFUSALS[ref
 export const resendHint = (messageId: string): string =>
   `Resend message ${messageId} to this Zap from your Consumer App in Svix's dashboard`;
 
-/** What a person reads of a delivery that could not be checked while Svix had trouble: signed with a secret not
- * known here, or with one last read over 10 minutes ago (it may have been replaced since). */
+/** What a person reads of a delivery Svix could not help check in its time: signed with a secret not known here
+ * while Svix fails, with one last read over 10 minutes ago (it may have been replaced since), or with an old secret
+ * while Svix's record cannot be listed. */
 export const couldNotCheck = (messageId: string): Failure => ({
   kind: 'error',
   code: 'SignatureNotChecked',
   status: 503,
-  message: `${resendHint(messageId)}: Svix could not say in time whether the secret that signed it is still this Zap's, so the Zap did not run.`,
+  message: `${resendHint(messageId)}: Svix could not confirm in time that it sent this delivery, so the Zap did not run.`,
 });
 
 /** What a person reads when the record settles a delivery against it. */

@@ -13,7 +13,8 @@ import { lacks, merge, SKEW_MS, unsureUntil, type History, type Sighting } from 
  * 2. Two latest secrets seen too close to order (clocks differ): a read after both settles which is current.
  * 3. Signed with the current secret, seen in the last 10 minutes and sure (a look or a read in the last 50 s):
  *    it runs on the delivered body. Otherwise the secret is read again first (free); with no read in its time, it
- *    runs only if seen in the last 10 minutes (a replaced secret never runs longer, Svix failing or not).
+ *    runs only if seen in the last 10 minutes (a replaced secret never runs longer, Svix failing or not), else an
+ *    error says how to send it again.
  * 4. A signature no known secret made, not settled by a read begun since it arrived or was signed: the secret
  *    is read (from the allowance, unless an old secret also signed it); then decide again.
  * 5. Otherwise Svix's record decides: a listing of the 2-second window of its message's time confirms it (the
@@ -220,7 +221,7 @@ const next = (e: Endpoint, d: Delivery, now: number): Command => {
     const sure = now - Math.max(e.lookedAt, e.readAt) <= rules.lookEveryMs;
     const fresh = now - current.start <= rules.freshForMs;
     if (sure && fresh) return { kind: 'run' };
-    return reading(e, d, now, undefined) ?? (fresh ? { kind: 'run' } : unchecked(e));
+    return reading(e, d, now, undefined) ?? { kind: fresh ? 'run' : 'error' };
   }
   // Signed with a secret the endpoint had: it may have waited in Zapier's queue across a rotation. Free.
   const oldSigned = old.filter((seen) => d.signedWith(seen.secret)).length;
