@@ -20,12 +20,12 @@ type Measured = t.TypeOf<typeof Measured>;
 
 /** What the processes measured, a line per clock (each ratio in the order measured, then the median), and the verdict. */
 export const summary = (measured: readonly Measured[]): { lines: string[]; met: boolean } => {
-  const lines = CLOCKS.map((clock) => {
-    const ratios = measured.filter((m) => m.clock === clock).map((m) => round(m.ratio));
-    return `bench:fresh: ${clock} ${ratios.join(', ')}; median ${round(median(ratios))}`;
-  });
-  const cpu = median(measured.filter((m) => m.clock === 'cpu').map((m) => m.ratio));
-  const met = cpu <= CPU_BUDGET;
+  const ratiosOf = (clock: ClockName) => measured.filter((m) => m.clock === clock).map((m) => round(m.ratio));
+  const lines = CLOCKS.map(
+    (clock) => `bench:fresh: ${clock} ${ratiosOf(clock).join(', ')}; median ${round(median(ratiosOf(clock)))}`,
+  );
+  // Judged on the median as printed, so the verdict never contradicts the line above it.
+  const met = round(median(ratiosOf('cpu'))) <= CPU_BUDGET;
   return { lines: [...lines, `bench:fresh: CPU median ${met ? 'within' : 'over'} its budget of ${CPU_BUDGET}`], met };
 };
 

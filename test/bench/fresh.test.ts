@@ -29,4 +29,9 @@ describe('bench:fresh summary', () => {
     expect(met).toBe(false);
     expect(lines[2]).toBe('bench:fresh: CPU median over its budget of 1.1');
   });
+
+  it('judges the median as it prints it: one that prints as 1.1 is within the budget', () => {
+    const { lines, met } = summary([1.1003, 1.1004, 1.1002].map((ratio) => ({ clock: 'cpu', ratio })));
+    expect({ line: lines[0], met }).toEqual({ line: 'bench:fresh: cpu 1.1, 1.1, 1.1; median 1.1', met: true });
+  });
 });
