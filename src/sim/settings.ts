@@ -26,7 +26,7 @@ export const FIELDS = {
   svixClockSeconds: number(-240, 240), // Svix's clock ahead of the world's (negative: behind)
   processes: number(1, 4),
   backlogSeconds: number(0, 600), // the least every delivery waits in Zapier's queue
-  stolen: number(0, 20), // per rotation, forgeries signed with the replaced secret within 30 minutes of it, any time
+  stolen: number(0, 20), // per rotation, forgeries within 30 minutes of it, signed with the latest secret revoked then
 };
 type Field = keyof typeof FIELDS;
 const isField = (key: string): key is Field => Object.hasOwn(FIELDS, key);
