@@ -33,16 +33,16 @@ export class Scheduler {
   }
 }
 
-/** A simulated process's timer: an unref'd one does not hold its event loop. */
-type VirtualTimer = { referenced: boolean; unref(): VirtualTimer };
+/** A simulated process's timer: one made not to hold its event loop (`holds` false) lets the invocation end. */
+type VirtualTimer = { holds: boolean };
 
-/** A process's event loop as AWS Lambda sees it: held by a call in flight or a ref'd timer, or the invocation ends. */
+/** A process's event loop as AWS Lambda sees it: held by a call in flight or a timer that holds it, or it ends. */
 export class EventLoop implements Omit<Timers<VirtualTimer>, 'now'> {
   private readonly waiting = new Set<VirtualTimer>();
   private inFlight = 0;
   constructor(private readonly scheduler: Scheduler) {}
-  setTimeout = (run: () => void, ms = 0): VirtualTimer => {
-    const timer: VirtualTimer = { referenced: true, unref: () => Object.assign(timer, { referenced: false }) };
+  setTimeout = (run: () => void, ms = 0, holds = true): VirtualTimer => {
+    const timer: VirtualTimer = { holds };
     this.waiting.add(timer);
     this.scheduler.after(ms, () => this.waiting.delete(timer) && run());
     return timer;
@@ -55,7 +55,7 @@ export class EventLoop implements Omit<Timers<VirtualTimer>, 'now'> {
   }
   get held(): boolean {
     if (this.inFlight > 0) return true;
-    for (const timer of this.waiting) if (timer.referenced) return true;
+    for (const timer of this.waiting) if (timer.holds) return true;
     return false;
   }
 }

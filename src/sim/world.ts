@@ -34,7 +34,7 @@ type Deliver = ReturnType<typeof operationsFor>['deliver'];
 export type Process = { index: number; skew: number; lives: Life[] };
 type Life = { process: Process; number: number; loop: EventLoop; deliver: Deliver; running: Set<PerformRecord> };
 
-/** For the oracle's own tests: what a process's timers do (every one unref'd, say), and its delivery (broken). */
+/** For the oracle's own tests: what a process's timers do (none holding the loop, say), and its delivery (broken). */
 type Timers = Pick<EventLoop, 'setTimeout' | 'clearTimeout'>;
 export type Variation = { timers?: (loop: EventLoop) => Timers; deliver?: (deliver: Deliver) => Deliver };
 

@@ -173,7 +173,7 @@ describe('the oracle', () => {
   it("models Zapier's runtime: a perform whose process holds nothing but unref'd waits is cut off, its event lost", async () => {
     const cut = await simulate(base, 3, {
       timers: (loop) => ({
-        setTimeout: (run, ms) => loop.setTimeout(run, ms).unref(),
+        setTimeout: (run, ms) => loop.setTimeout(run, ms, false), // as Node's unref'd timers
         clearTimeout: loop.clearTimeout,
       }),
     });
