@@ -12,9 +12,9 @@ import { lacks, merge, SKEW_MS, unsureUntil, type History, type Sighting } from 
  *    50 s old, and what this process learnt is shared first, only ever written over what a look found.
  * 2. Two latest secrets seen too close to order (clocks differ): a read after both settles which is current.
  * 3. Signed with the current secret, seen in the last 10 minutes and sure (a look or a read in the last 50 s):
- *    it runs on the delivered body. Otherwise the secret is read again first (free); with no read in its time, it
- *    runs only if seen in the last 10 minutes (a replaced secret never runs longer, Svix failing or not), else an
- *    error says how to send it again.
+ *    it runs on the delivered body. Otherwise the secret is read again first (free). Out of time for that, or for
+ *    any wait (for z.cache, say), it runs only if seen in the last 10 minutes (a replaced secret never runs
+ *    longer, Svix failing or not), else an error says how to send it again.
  * 4. A signature no known secret made, not settled by a read begun since it arrived or was signed: the secret
  *    is read (from the allowance, unless an old secret also signed it); then decide again.
  * 5. Otherwise Svix's record decides: a listing of the 2-second window of its message's time confirms it (the
@@ -183,16 +183,9 @@ const record = (e: Endpoint, d: Delivery, now: number, kind?: Kind): Command | u
   }
   if (own + CALL_MS > d.deadline) return undefined;
   if (pays) take(e, pays, own);
+  const empty = { pages: 0, complete: false, failed: false, messages: new Map<string, Listed>() };
   if (pending) Object.assign(pending, { at: own, owner: d, paid: pending.paid || pays !== undefined });
-  else
-    e.windows.set(start, {
-      at: own,
-      owner: d,
-      calling: false,
-      paid: pays !== undefined,
-      ...{ pages: 0, complete: false, failed: false },
-      messages: new Map(),
-    });
+  else e.windows.set(start, { at: own, owner: d, calling: false, paid: pays !== undefined, ...empty });
   return wait(own);
 };
 
@@ -204,7 +197,7 @@ export const scheduledBy = (e: Endpoint, d: Delivery): Call[] =>
 export const decide = (e: Endpoint, d: Delivery, now: number): Command => {
   for (const call of scheduledBy(e, d)) call.owner = undefined;
   const command = next(e, d, now);
-  return command.kind === 'wait' && now >= d.deadline ? unchecked(e) : command;
+  return command.kind === 'wait' && now >= d.deadline ? unchecked(e, d, now) : command;
 };
 
 const next = (e: Endpoint, d: Delivery, now: number): Command => {
@@ -216,23 +209,26 @@ const next = (e: Endpoint, d: Delivery, now: number): Command => {
   const signed = d.signedWith(current.secret);
   const unsure = unsureUntil(history, rules.skewMs);
   if (unsure !== undefined && (signed || (old[0] && d.signedWith(old[0].secret))))
-    return reading(e, d, now, undefined, unsure) ?? record(e, d, now) ?? unchecked(e);
+    return reading(e, d, now, undefined, unsure) ?? record(e, d, now) ?? unchecked(e, d, now);
   if (signed) {
     const sure = now - Math.max(e.lookedAt, e.readAt) <= rules.lookEveryMs;
-    const fresh = now - current.start <= rules.freshForMs;
-    if (sure && fresh) return { kind: 'run' };
-    return reading(e, d, now, undefined) ?? { kind: fresh ? 'run' : 'error' };
+    if (sure && now - current.start <= rules.freshForMs) return { kind: 'run' };
+    return reading(e, d, now, undefined) ?? unchecked(e, d, now);
   }
   // Signed with a secret the endpoint had: it may have waited in Zapier's queue across a rotation. Free.
   const oldSigned = old.filter((seen) => d.signedWith(seen.secret)).length;
   const charged = oldSigned === 0;
   const settled = e.readAt >= Math.min(d.arrivedAt, d.signedAt + rules.marginMs - e.svix.ahead);
   const read = d.signatures > oldSigned && !settled ? reading(e, d, now, charged ? 'reads' : undefined) : undefined;
-  return read ?? record(e, d, now, charged ? 'listings' : undefined) ?? unchecked(e);
+  return read ?? record(e, d, now, charged ? 'listings' : undefined) ?? unchecked(e, d, now);
 };
 
-/** No call in the delivery's time: a halt, or an error while Svix fails (the event may be genuine). */
-const unchecked = (e: Endpoint): Command => (e.svix.failures > 0 ? { kind: 'error' } : halt('unchecked-signature'));
+/** No call or wait in the delivery's time: rule 3's verdict if signed with the current secret, else rule 5's. */
+const unchecked = ({ history, rules, svix }: Endpoint, d: Delivery, now: number): Command => {
+  if (d.signedWith(history.current.secret) && unsureUntil(history, rules.skewMs) === undefined)
+    return { kind: now - history.current.start <= rules.freshForMs ? 'run' : 'error' };
+  return svix.failures > 0 ? { kind: 'error' } : halt('unchecked-signature');
+};
 
 /** What a call answered: a transient failure of Svix (`retryAfter` ms, when it said), or a refusal to raise. */
 export type Failed = { failed: 'transient'; retryAfter: number } | { failed: 'refused'; failure: Failure };

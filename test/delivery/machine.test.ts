@@ -63,6 +63,22 @@ describe('a warm endpoint', () => {
     expect(decide(e, other, 9_999)).toEqual({ kind: 'wait', until: 10_000 });
     expect(decide(e, other, 10_000)).toEqual({ kind: 'halt', why: 'unchecked-signature' });
   });
+
+  it.each([
+    ['seen in the last 10 minutes: it runs', 5_000, { kind: 'run' }],
+    [
+      'seen over 10 minutes ago: an error that says how to send it again',
+      S1.start + RULES.freshForMs + 1,
+      { kind: 'error' },
+    ],
+  ])('signed with the current secret, out of time while z.cache is busy, %s', (_, deadline, verdict) => {
+    // Its signature matched: a halt would say it did not, and Zapier would drop the event.
+    const e = newEndpoint(MADE, S1);
+    expect(decide(e, delivery(['s1'], 2_000), 2_000)).toEqual({ kind: 'look' });
+    const d = delivery(['s1'], 2_000, { deadline });
+    expect(decide(e, d, 2_000)).toEqual({ kind: 'wait', until: deadline });
+    expect(decide(e, d, deadline)).toEqual(verdict);
+  });
 });
 
 describe('a signature no known secret made', () => {
