@@ -72,6 +72,7 @@ export interface Window extends Call {
 /** A look; a look again after a write found another's history (so nothing is a throttle); a write, new or over. */
 type Next = 'look' | 'reread' | 'create' | 'update';
 const none = <T>(): T | undefined => undefined;
+const unlisted = () => ({ pages: 0, complete: false, failed: false, messages: new Map<string, Listed>() });
 
 export const newEndpoint = (madeAt: number, current: Sighting, rules: Rules = RULES) => ({
   rules,
@@ -183,9 +184,8 @@ const record = (e: Endpoint, d: Delivery, now: number, kind?: Kind): Command | u
   }
   if (own + CALL_MS > d.deadline) return undefined;
   if (pays) take(e, pays, own);
-  const empty = { pages: 0, complete: false, failed: false, messages: new Map<string, Listed>() };
   if (pending) Object.assign(pending, { at: own, owner: d, paid: pending.paid || pays !== undefined });
-  else e.windows.set(start, { at: own, owner: d, calling: false, paid: pays !== undefined, ...empty });
+  else e.windows.set(start, { at: own, owner: d, calling: false, paid: pays !== undefined, ...unlisted() });
   return wait(own);
 };
 
@@ -197,7 +197,7 @@ export const scheduledBy = (e: Endpoint, d: Delivery): Call[] =>
 export const decide = (e: Endpoint, d: Delivery, now: number): Command => {
   for (const call of scheduledBy(e, d)) call.owner = undefined;
   const command = next(e, d, now);
-  return command.kind === 'wait' && now >= d.deadline ? unchecked(e, d, now) : command;
+  return command.kind === 'wait' && now >= d.deadline ? timeUp(e, d, now) : command;
 };
 
 const next = (e: Endpoint, d: Delivery, now: number): Command => {
@@ -209,25 +209,28 @@ const next = (e: Endpoint, d: Delivery, now: number): Command => {
   const signed = d.signedWith(current.secret);
   const unsure = unsureUntil(history, rules.skewMs);
   if (unsure !== undefined && (signed || (old[0] && d.signedWith(old[0].secret))))
-    return reading(e, d, now, undefined, unsure) ?? record(e, d, now) ?? unchecked(e, d, now);
+    return reading(e, d, now, undefined, unsure) ?? record(e, d, now) ?? timeUp(e, d, now);
   if (signed) {
     const sure = now - Math.max(e.lookedAt, e.readAt) <= rules.lookEveryMs;
-    if (sure && now - current.start <= rules.freshForMs) return { kind: 'run' };
-    return reading(e, d, now, undefined) ?? unchecked(e, d, now);
+    if (sure && fresh(e, now)) return { kind: 'run' };
+    return reading(e, d, now, undefined) ?? timeUp(e, d, now);
   }
   // Signed with a secret the endpoint had: it may have waited in Zapier's queue across a rotation. Free.
   const oldSigned = old.filter((seen) => d.signedWith(seen.secret)).length;
   const charged = oldSigned === 0;
   const settled = e.readAt >= Math.min(d.arrivedAt, d.signedAt + rules.marginMs - e.svix.ahead);
   const read = d.signatures > oldSigned && !settled ? reading(e, d, now, charged ? 'reads' : undefined) : undefined;
-  return read ?? record(e, d, now, charged ? 'listings' : undefined) ?? unchecked(e, d, now);
+  return read ?? record(e, d, now, charged ? 'listings' : undefined) ?? timeUp(e, d, now);
 };
 
-/** No call or wait in the delivery's time: rule 3's verdict if signed with the current secret, else rule 5's. */
-const unchecked = ({ history, rules, svix }: Endpoint, d: Delivery, now: number): Command => {
-  if (d.signedWith(history.current.secret) && unsureUntil(history, rules.skewMs) === undefined)
-    return { kind: now - history.current.start <= rules.freshForMs ? 'run' : 'error' };
-  return svix.failures > 0 ? { kind: 'error' } : halt('unchecked-signature');
+/** Rule 3: the current secret was seen in the last 10 minutes. */
+const fresh = ({ history, rules }: Endpoint, now: number): boolean => now - history.current.start <= rules.freshForMs;
+/** No call or wait in the delivery's time: rule 3's verdict if signed with the current secret (and sure it is the
+ * current one), else rule 5's: a halt, or an error while Svix fails (the event may be genuine). */
+const timeUp = (e: Endpoint, d: Delivery, now: number): Command => {
+  if (d.signedWith(e.history.current.secret) && unsureUntil(e.history, e.rules.skewMs) === undefined)
+    return { kind: fresh(e, now) ? 'run' : 'error' };
+  return e.svix.failures > 0 ? { kind: 'error' } : halt('unchecked-signature');
 };
 
 /** What a call answered: a transient failure of Svix (`retryAfter` ms, when it said), or a refusal to raise. */

@@ -66,11 +66,7 @@ describe('a warm endpoint', () => {
 
   it.each([
     ['seen in the last 10 minutes: it runs', 5_000, { kind: 'run' }],
-    [
-      'seen over 10 minutes ago: an error that says how to send it again',
-      S1.start + RULES.freshForMs + 1,
-      { kind: 'error' },
-    ],
+    ['seen over 10 minutes ago: an error, not a run', S1.start + RULES.freshForMs + 1, { kind: 'error' }],
   ])('signed with the current secret, out of time while z.cache is busy, %s', (_, deadline, verdict) => {
     // Its signature matched: a halt would say it did not, and Zapier would drop the event.
     const e = newEndpoint(MADE, S1);
@@ -285,6 +281,12 @@ describe('two quick rotations answered out of order leave the replaced secret cu
     expect(e.windows.get(12_000)?.owner).toBe(replaced);
     expect(decide(e, delivery(['s3'], 12_800), 12_800)).toEqual({ kind: 'run' });
     expect(cache.value.current.secret).toBe('s3');
+  });
+
+  it('out of time before a read settles them, one signed with the secret seen current halts: it may be the replaced one', () => {
+    const shared = { current: seen('s2', 10_500, 'B', 10_600), old: [seen('s3', 10_000, 'A', 10_100), S1] };
+    const d = delivery(['s2'], 12_000, { deadline: 12_000 + CALL_MS - 1 });
+    expect(decide(warm(12_000, shared), d, 12_000)).toEqual({ kind: 'halt', why: 'unchecked-signature' });
   });
 });
 
