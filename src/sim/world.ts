@@ -9,8 +9,6 @@ import { EventLoop, Scheduler } from './scheduler';
 import { rulesOf, type Setting } from './settings';
 import { SimSvix, type SecretSpell, type SimMessage } from './svix';
 
-export type { Setting } from './settings';
-
 /** One simulated run: auction events from a simulated Svix through Zapier's queue to 1–4 processes, each a Runtime of
  * the app's real delivery code on its own virtual clock and simulated ports (z.cache, Svix), adversity in every part.
  * Everything random comes from one seed; the oracle (oracle.ts) judges the run. */
@@ -39,10 +37,8 @@ type Timers = Pick<EventLoop, 'setTimeout' | 'clearTimeout'>;
 export type Variation = { timers?: (loop: EventLoop) => Timers; deliver?: (deliver: Deliver) => Deliver };
 
 const headersOf = ({ id, signedAt, signature }: SimDelivery) => ({
-  'Http-Svix-Id': id,
-  'Http-Svix-Timestamp': String(signedAt / SECOND),
+  ...{ 'Http-Svix-Id': id, 'Http-Svix-Timestamp': String(signedAt / SECOND), 'Http-Content-Type': 'application/json' },
   ...(signature === undefined ? {} : { 'Http-Svix-Signature': signature }),
-  'Http-Content-Type': 'application/json',
 });
 
 export const simulate = async (setting: Setting, seed: number, vary: Variation = {}) => {

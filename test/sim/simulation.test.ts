@@ -4,12 +4,13 @@ import { runBuilt } from '../helpers/builtScript';
 import { RawRequest } from '../../src/models/inbound';
 import type { DeliveryBundle } from '../../src/triggers/auctionStatusChanged';
 
-import { failed, outcomeLine, replayCommand, SETTINGS } from '../../src/sim/settings';
+import { WORKER_FLAGS } from '../../src/sim/cli';
+import { failed, outcomeLine, replayCommand, SETTINGS, type Setting } from '../../src/sim/settings';
 import { Outcome, overBound, RETRY_WITHIN_MS, T0 } from '../../src/sim/oracle';
 import { Random } from '../../src/sim/random';
-import { Scheduler } from '../../src/sim/scheduler';
+import { EventLoop, Scheduler } from '../../src/sim/scheduler';
 import { SimSvix } from '../../src/sim/svix';
-import { simulate, type Setting } from '../../src/sim/world';
+import { simulate } from '../../src/sim/world';
 
 /**
  * The delivery path's real code (machine, driver, claim, through the trigger's deliver) in the seeded
@@ -26,16 +27,14 @@ const named = (name: string): Setting => {
 };
 
 /** One seed of a setting (its rules changed by `--rule KEY=VALUE`), run by `npm run simulate`'s worker, as a sweep
- * runs it. */
+ * runs it (with its flags). */
 const simulated = (name: string, seed: number, ...rules: string[]): Promise<Outcome> =>
-  runBuilt(Outcome, 'sim/cli.js', [
-    '--worker',
-    '--setting',
-    name,
-    ...rules.flatMap((rule) => ['--rule', rule]),
-    '--seeds',
-    `${seed}-${seed}`,
-  ]);
+  runBuilt(
+    Outcome,
+    'sim/cli.js',
+    ['--worker', '--setting', name, ...rules.flatMap((rule) => ['--rule', rule]), '--seeds', `${seed}-${seed}`],
+    WORKER_FLAGS,
+  );
 
 /** The promises: nothing lost, run twice, forged or revoked run, and junk within the allowance. */
 const broken = (outcome: Outcome) => ({
@@ -69,6 +68,22 @@ describe('the simulation', () => {
     const body = '{"status":"CLOSED"}';
     const reference = keys.map((key) => new Webhook(key).sign('msg_1', new Date(1_767_600_000_000), body));
     expect(svix.sign('msg_1', 1_767_600_000, body, keys)).toBe(reference.join(' '));
+  });
+
+  it('goes on to each timer once what the last one started has settled, and spends no turn on a cancelled one', async () => {
+    const scheduler = new Scheduler(T0);
+    const loop = new EventLoop(scheduler);
+    const seen: string[] = [];
+    const chain = (name: string) => () =>
+      void Promise.resolve()
+        .then(() => Promise.resolve())
+        .then(() => seen.push(`${name} settled`));
+    loop.setTimeout(chain('a'), 10);
+    const cancelled = loop.setTimeout(chain('b'), 20);
+    loop.setTimeout(chain('c'), 30);
+    loop.clearTimeout(cancelled);
+    await scheduler.run(100, () => seen.push(`turn at ${scheduler.now - T0}`));
+    expect(seen).toEqual(['turn at 0', 'a settled', 'turn at 10', 'c settled', 'turn at 30']);
   });
 
   it("lists a message only once the transaction that wrote it commits, as Svix's server does", async () => {
