@@ -59,16 +59,18 @@ const setBy = (stack: string): string =>
     .slice(1)
     .map((frame) => /\((\/[^:)]+)/.exec(frame)?.[1] ?? /at (\/[^:]+)/.exec(frame)?.[1])
     .find((file) => file !== undefined && file !== __filename) ?? 'node';
-createHook({
-  init(id, type, _trigger, resource) {
-    if (type !== 'Timeout') return;
-    const ms = Number(Reflect.get(Object(resource), '_idleTimeout'));
-    timers.set(id, { timer: Object(resource), ms, setBy: setBy(new Error().stack ?? '') });
-  },
-  destroy(id) {
-    timers.delete(id);
-  },
-}).enable();
+/** Starts watching, in the bare process only: a process that imports BARE_MARK (the soak's) pays nothing for it. */
+const watchTimers = (): void =>
+  void createHook({
+    init(id, type, _trigger, resource) {
+      if (type !== 'Timeout') return;
+      const ms = Number(Reflect.get(Object(resource), '_idleTimeout'));
+      timers.set(id, { timer: Object(resource), ms, setBy: setBy(new Error().stack ?? '') });
+    },
+    destroy(id) {
+      timers.delete(id);
+    },
+  }).enable();
 
 /**
  * What would still hold the process open: each ref'd timer (unref'd ones do not) that has neither fired nor been
@@ -96,6 +98,7 @@ const countRequests = (platform: string | undefined): (() => number) => {
 const main = (): void => {
   const [entry, eventFile] = process.argv.slice(2);
   if (!entry || !eventFile) throw new Error('Usage: node bareRunner.js <entry> <event.json>');
+  watchTimers();
   const event = HandlerEvent.decode(JSON.parse(readFileSync(eventFile, 'utf8')));
   if (!isRight(event)) throw new Error('the event has no command');
   const rpcBase: unknown = Reflect.get(event.right, 'rpc_base');
