@@ -81,7 +81,10 @@ export const productionManifest = (root: string): Record<string, unknown> => {
   return manifest;
 };
 
-/** Copies what the app needs into `dir` (emptied first) and installs its production dependencies there. */
+/**
+ * Copies what the app needs into `dir` (emptied first) and installs its production dependencies there, exactly as the
+ * lockfile pins them: what npm's cache holds (each tarball checked against the lockfile's hash) is not fetched again.
+ */
 export const stage = (root: string, dir: string): void => {
   if (!existsSync(join(root, 'dist', 'index.js'))) throw new PackageFailure('dist/ is not built: run npm run build.');
   rmSync(dir, { recursive: true, force: true });
@@ -93,7 +96,7 @@ export const stage = (root: string, dir: string): void => {
     recursive: true,
     filter: (source) => !TOOLS.includes(relative(dist, source).split(sep)[0] ?? ''),
   });
-  run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], dir);
+  run('npm', ['ci', '--omit=dev', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund'], dir);
 };
 
 /** Builds `dir` with the CLI, in place (its dependencies are installed), offline. Returns the zip's path. */
