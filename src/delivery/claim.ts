@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { CLOCK_ALLOWANCE_SECONDS, type SigningWindow } from '../provider/signature';
-import type { Io } from '../provider/request';
 import { backoffMs } from './machine';
-import type { Runtime } from './runtime';
 
-/** Exactly-once Zap runs under Svix's at-least-once delivery: a delivery claims its message in z.cache. */
+/**
+ * Exactly-once Zap runs under Svix's at-least-once delivery: a delivery claims its message in z.cache. The claim is
+ * a small pure state machine of its own, as the endpoint's is (machine.ts): the driver (driver.ts) makes its calls
+ * and waits, and hands back what each answered.
+ */
 
 /** How long a run is remembered: Svix retries for about 28 hours, and a person may resend a message for days. */
 export const REMEMBER_RUNS_SECONDS = 7 * 24 * 60 * 60;
@@ -24,63 +25,58 @@ export const isTooOldToRemember = (occurredAtMs: number, nowMs: number): boolean
 
 export const claimKey = (endpointId: string, messageId: string): string => `seen:${endpointId}:${messageId}`;
 
-/**
- * Whether the cache honours `nx` (Zapier's does; the local tester's mock does not): two sets of one new key with
- * `nx` answer `true` then `false` (or `null`, as Redis's SET NX does), or `true` twice. Undefined when it failed.
- */
-export const probeNx = async ({ cache }: Pick<Io, 'cache'>): Promise<boolean | undefined> => {
-  const key = `nx-probe:${randomBytes(9).toString('hex')}`;
-  try {
-    const first = await cache.set(key, 1, 60, true);
-    const second = await cache.set(key, 1, 60, true);
-    if (first !== true) return undefined;
-    return second === true ? false : second === false || second === null ? true : undefined;
-  } catch {
-    return undefined;
-  }
-};
+/** Learn whether the cache honours `nx`; read the key first (a cache that does not); write it with `nx`; read back
+ * whose it is. */
+export type ClaimCall = 'probe' | 'check' | 'set' | 'read-back';
+export type ClaimCommand = { kind: ClaimCall } | { kind: 'wait'; until: number } | { kind: 'done'; run: boolean };
+/** What a call answered when it threw, or its time was up. */
+export const FAILED = 'failed';
 
 /**
- * True when this delivery should run the Zap: its claim was stored, or the cache could not say before `deadline`
- * (a possible duplicate is better than a lost event). Where the cache honours `nx`, one `set`; otherwise a `get`
- * first. Any other answer than `true` is read back: the value is this invocation's token, so its own claim
- * (stored by an attempt core's RPC client retried) reads as ours, and another's is a copy. What leaves it
- * unsettled (a throttle, an error, a holder that cannot be read) is tried again, on the one back-off, until the
- * deadline; then `false` (the key exists) counts as another's claim, and anything else runs the Zap.
+ * A delivery's claim of its message. Where the cache honours `nx` (Zapier's does; the local tester's mock does
+ * not): one `set`; otherwise a read first, and a key there is another's claim. Any answer but `true` is read back:
+ * the value is this claim's token, so its own claim (stored by a try that core's RPC client made again) reads as
+ * its own, and another's as a copy. What leaves it unsettled (a throttle, an error, a holder not read) is tried
+ * again, on the one back-off, until the delivery's time is up: then it runs, a possible duplicate being better than
+ * a lost event, unless the cache once answered that the key exists (another's claim, or its own whose answer was
+ * lost: it cannot tell them apart, and trusts the answer).
  */
-export const claimMessage = (
-  runtime: Runtime,
-  io: Pick<Io, 'cache'>,
-  key: string,
-  honoursNx: boolean | undefined,
-  deadline: number,
-): Promise<boolean> => {
-  const { clock, claims } = runtime;
-  const token = `${claims.token}.${(claims.count += 1)}`;
-  // Promise chains rather than async layers: the platform tracks every promise a delivery makes.
-  const again = (attempt: number, otherwise: boolean): Promise<boolean> => {
-    const wait = backoffMs(attempt + 1);
-    return clock.now() + wait >= deadline
-      ? Promise.resolve(otherwise)
-      : clock.sleep(wait).done.then(() => claim(attempt + 1));
-  };
-  const claim = (attempt: number): Promise<boolean> =>
-    io.cache.set(key, token, CLAIM_TTL_SECONDS, true).then(
-      (stored) =>
-        stored === true ||
-        io.cache.get(key).then(
-          (holder) => (holder !== undefined ? holder === token : again(attempt, stored !== false)),
-          () => again(attempt, stored !== false),
-        ),
-      () => again(attempt, true),
-    );
-  const start = (nx: boolean | undefined): Promise<boolean> =>
-    nx === true
-      ? claim(0)
-      : io.cache.get(key).then(
-          (earlier) => (earlier === undefined ? claim(0) : false),
-          () => claim(0),
-        );
-  const known = honoursNx ?? claims.honoursNx;
-  return known === undefined ? probeNx(io).then((probed) => start((claims.honoursNx = probed))) : start(known);
+export const newClaim = (token: string, honoursNx: boolean | undefined) => ({
+  token,
+  call: honoursNx === undefined ? 'probe' : first(honoursNx),
+  failures: 0,
+  failedAt: -Infinity,
+  /** A `set` answered `false`: the key exists. */
+  exists: false,
+  verdict: unsettled,
+});
+const first = (honoursNx: boolean): ClaimCall => (honoursNx ? 'set' : 'check');
+const unsettled: boolean | undefined = undefined;
+export type Claim = ReturnType<typeof newClaim>;
+
+/** The claim's next command at `now`; once the delivery's time is up, its verdict. */
+export const nextClaim = (c: Claim, now: number, deadline: number): ClaimCommand => {
+  if (c.verdict !== undefined) return { kind: 'done', run: c.verdict };
+  const at = c.failedAt + backoffMs(c.failures);
+  if (Math.max(now, at) >= deadline) return { kind: 'done', run: !c.exists };
+  return now < at ? { kind: 'wait', until: at } : { kind: c.call };
+};
+
+/** Learns at `now` what a call answered: the probe, whether the cache honours `nx`; a set, whether it stored; a
+ * read, the key's holder (none when it is absent or the read was throttled: Zapier answers both alike). */
+export const applyClaim = (c: Claim, call: ClaimCall, answer: unknown, now: number): void => {
+  const unread = answer === undefined || answer === null || answer === FAILED;
+  const again = () => Object.assign(c, { call: 'set', failures: c.failures + 1, failedAt: now });
+  switch (call) {
+    case 'probe':
+      return void (c.call = first(answer === true));
+    case 'check':
+      return void (unread ? (c.call = 'set') : (c.verdict = false));
+    case 'read-back':
+      return void (unread ? again() : (c.verdict = answer === c.token));
+    case 'set':
+      if (answer === true) c.verdict = true;
+      else if (answer === FAILED) again();
+      else Object.assign(c, { call: 'read-back', exists: c.exists || answer === false });
+  }
 };

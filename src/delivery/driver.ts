@@ -4,47 +4,47 @@ import { ExpiredPayload, type MessageOut } from '../provider/codecs';
 import { getEndpointSecret, listMessagesBetween } from '../provider/api';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
 import type { Failure } from '../provider/failures';
-import { halt, mayPass, raise, type Caller, type Io } from '../provider/request';
-import { CLAIM_TTL_SECONDS } from './claim';
+import { probeNx } from '../provider/cache';
+import { halt, raise, type Caller, type Io } from '../provider/request';
+import { apply, type Result } from './answers';
+import { applyClaim, CLAIM_TTL_SECONDS, FAILED, newClaim, nextClaim, type ClaimCall } from './claim';
 import { History } from './history';
-import { apply, CALL_MS, decide, leave, scheduledBy } from './machine';
-import type { Command, Delivery, Listed, Result } from './machine';
+import { CALL_MS, decide, leave } from './machine';
+import type { Command, Delivery, Listed } from './machine';
 import type { Runtime, Slot } from './runtime';
 
 /**
- * Carries the machine's commands out (machine.ts) for one delivery, from its perform to the verdict: its body
- * runs, Svix's copy runs, or it stops with a halt or an error. It makes the z.cache and Svix calls, reads the
- * process's clock, and is the only code that waits; a wait that lost is cancelled (Runtime.wait).
+ * Carries out the machines' commands (machine.ts for the endpoint, claim.ts for a message's claim) for one delivery,
+ * from its perform to the verdict: its body runs, Svix's copy runs, or it stops with a halt or an error. It makes the
+ * z.cache and Svix calls, reads the process's clock, and is the only code that waits; a wait that lost is cancelled
+ * (Runtime.wait), and no z.cache call outlives the delivery's deadline (provider/cache.ts).
  */
 
 /** The Zap's endpoint as its subscribe stored it, keyed by the connection (as z.cache is scoped). */
 export type Subscription = { id: string; secret: string; madeAt: number; checkedAt: number; key: string };
 export type Verdict = { kind: 'signed' } | { kind: 'confirmed'; event: unknown };
+/** A delivery as its perform reads it, before the machine keeps anything of it. */
+export type Envelope = Omit<Delivery, 'looked' | 'steps'>;
 type Run = { runtime: Runtime; io: Io; caller: () => Caller; sub: Subscription; slot: Slot; delivery: Delivery };
 
-/** Steps of one delivery at most, a guard against a spin: its time runs out long before, however busy the Zap. */
-const MAX_STEPS = 10_000;
 export const historyKey = (endpointId: string): string => `history:${endpointId}`;
 
 /** The delivery's verdict: the usual one (signed with the current secret, known fresh) at once, without a promise. */
-export const verify = (runtime: Runtime, io: Io, caller: () => Caller, sub: Subscription, delivery: Delivery) => {
+export const verify = (runtime: Runtime, io: Io, caller: () => Caller, sub: Subscription, envelope: Envelope) => {
   const seen = { secret: sub.secret, start: sub.checkedAt, end: sub.checkedAt, by: 'subscribe' };
   const slot = runtime.endpoint(sub.key, sub.madeAt, seen);
-  const first = decide(slot.state, delivery, runtime.clock.now());
-  if (first.kind !== 'run') return steps({ runtime, io, caller, sub, slot, delivery }, first);
-  apply(slot.state, { kind: 'ran', delivery }, delivery.arrivedAt);
-  return { kind: 'signed' } satisfies Verdict;
+  const run = { runtime, io, caller, sub, slot, delivery: { ...envelope, looked: false, steps: 0 } };
+  const first = decided(run);
+  return first.kind === 'run' ? ({ kind: 'signed' } satisfies Verdict) : steps(run, first);
 };
 
 const steps = async (run: Run, first: Command): Promise<Verdict> => {
-  const { runtime, io, slot, delivery } = run;
+  const { runtime, slot, delivery } = run;
   try {
-    for (let command = first, count = 0; count < MAX_STEPS; count += 1) {
+    for (let command = first; ; command = decided(run)) {
       const verdict = await step(run, command);
       if (verdict) return verdict;
-      command = decided(run);
     }
-    return halt(io, haltMessage('unchecked-signature', delivery.id));
   } finally {
     // Calls it scheduled and did not make are dropped: a delivery that needs one schedules its own.
     leave(slot.state, delivery);
@@ -54,9 +54,11 @@ const steps = async (run: Run, first: Command): Promise<Verdict> => {
 
 /** The machine's next command; a call the delivery gave up wakes the deliveries waiting on it, to take it on. */
 const decided = ({ runtime, slot, delivery }: Run): Command => {
-  const scheduled = scheduledBy(slot.state, delivery);
   const command = decide(slot.state, delivery, runtime.clock.now());
-  if (scheduled.some((call) => call.owner !== delivery)) runtime.changed(slot);
+  if (slot.state.released) {
+    slot.state.released = false;
+    runtime.changed(slot);
+  }
   return command;
 };
 
@@ -65,7 +67,6 @@ const step = async (run: Run, command: Command): Promise<Verdict | void> => {
   const { runtime, io, slot, delivery } = run;
   switch (command.kind) {
     case 'run':
-      apply(slot.state, { kind: 'ran', delivery }, delivery.arrivedAt);
       return { kind: 'signed' };
     case 'confirmed':
       return { kind: 'confirmed', event: command.event };
@@ -74,16 +75,15 @@ const step = async (run: Run, command: Command): Promise<Verdict | void> => {
     case 'error':
       return raise(io, couldNotCheck(delivery.id));
     case 'refused':
-      return raise(io, couldNotConfirm(delivery.id)(command.failure));
+      // A read Svix refused (the key, say): its own failure is what the person reads.
+      return raise(io, command.call === 'read' ? command.failure : couldNotConfirm(delivery.id)(command.failure));
     case 'wait':
       return runtime.wait(slot, Math.min(command.until, delivery.deadline));
   }
   const result = await carryOut(run, command);
-  apply(slot.state, result, runtime.clock.now());
+  apply(slot.state, result, runtime.clock.now(), delivery);
   if (result.kind === 'listed' && 'page' in result) runtime.remember(slot, result.window, result.page);
   runtime.changed(slot);
-  // A read Svix refused (the key, say): its own failure is what the person reads.
-  if (result.kind === 'read' && 'failure' in result) return raise(io, result.failure);
 };
 
 /** Makes one call of a command, and says what it answered. */
@@ -103,11 +103,13 @@ const carryOut = async (
         },
         () => ({ kind: 'looked', start, ok: false }),
       );
-    case 'share':
-      return io.cache.set(key, command.history, CLAIM_TTL_SECONDS, command.onlyIfAbsent).then(
-        (answer) => ({ kind: 'shared', start, stored: typeof answer === 'boolean' ? answer : null }),
-        () => ({ kind: 'shared', start, stored: 'failed' }),
+    case 'share': {
+      const { history, onlyIfAbsent } = command;
+      return io.cache.set(key, history, CLAIM_TTL_SECONDS, onlyIfAbsent).then(
+        (answer) => ({ kind: 'shared', start, history, stored: typeof answer === 'boolean' ? answer : null }),
+        () => ({ kind: 'shared', start, history, stored: 'failed' }),
       );
+    }
     case 'read':
       return svix({ kind: 'read' }, async (note) => {
         const secret = await getEndpointSecret(run.caller(), sub.id, { timeoutMs: CALL_MS, reword: note });
@@ -125,7 +127,7 @@ const carryOut = async (
   }
 };
 
-/** A call to Svix: its answer, a failure of a moment (tried again after the back-off), or a refusal. */
+/** A call to Svix: its answer, or how it failed (the machine tells a failure of a moment from a refusal). */
 const svix = async (
   what: { kind: 'read' } | { kind: 'listed'; window: number },
   call: (note: (failure: Failure) => Failure) => Promise<Result>,
@@ -135,9 +137,7 @@ const svix = async (
     return await call((why) => (failure ??= why));
   } catch (error) {
     if (!failure) throw error;
-    if (failure.kind !== 'throttled' && !mayPass(failure)) return { ...what, failed: 'refused', failure };
-    const retryAfter = failure.kind === 'throttled' ? (failure.delaySeconds ?? 0) * 1_000 : 0;
-    return { ...what, failed: 'transient', retryAfter };
+    return { ...what, failure };
   }
 };
 
@@ -146,4 +146,29 @@ const listed = (message: MessageOut): Listed => {
   if (message.eventType !== EVENT_TYPE_NAME) return 'other-type';
   const expired = isRight(ExpiredPayload.decode(message.payload)) && Object.keys(Object(message.payload)).length === 1;
   return expired ? 'expired' : { payload: message.payload };
+};
+
+/** Claims a message for this delivery (claim.ts decides; `io`'s cache calls end at `deadline`): true to run it. */
+export const claimOnce = (
+  runtime: Runtime,
+  io: Pick<Io, 'cache'>,
+  key: string,
+  honoursNx: boolean | undefined,
+  deadline: number,
+): Promise<boolean> => {
+  const { clock, claims } = runtime;
+  const claim = newClaim(`${claims.token}.${(claims.count += 1)}`, honoursNx ?? claims.honoursNx);
+  const call = (kind: ClaimCall): Promise<unknown> => {
+    if (kind === 'probe') return probeNx(io).then((probed) => (claims.honoursNx = probed));
+    return kind === 'set' ? io.cache.set(key, claim.token, CLAIM_TTL_SECONDS, true) : io.cache.get(key);
+  };
+  // Promise chains rather than async layers: the platform tracks every promise a delivery makes.
+  const step = (): Promise<boolean> => {
+    const command = nextClaim(claim, clock.now(), deadline);
+    if (command.kind === 'done') return Promise.resolve(command.run);
+    if (command.kind === 'wait') return clock.sleep(command.until - clock.now()).done.then(step);
+    const answered = (answer: unknown) => (applyClaim(claim, command.kind, answer, clock.now()), step());
+    return call(command.kind).then(answered, () => answered(FAILED));
+  };
+  return step();
 };

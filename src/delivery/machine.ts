@@ -1,5 +1,5 @@
 import type { Failure } from '../provider/failures';
-import { lacks, merge, SKEW_MS, unsureUntil, type History, type Sighting } from './history';
+import { SKEW_MS, unsureUntil, type History, type Sighting } from './history';
 
 /**
  * Which delivery runs, as one pure state machine per endpoint (after python-hyper's h11): handed a delivery, or
@@ -9,33 +9,44 @@ import { lacks, merge, SKEW_MS, unsureUntil, type History, type Sighting } from 
  * Svix signs every attempt with the secrets valid when it is sent, and Zapier may run it minutes later, so a
  * delivery can carry a secret that has changed since. The rules, in order (next):
  * 1. Sync: a delivery looks at the history of secrets the processes share in z.cache when the last look is over
- *    50 s old, and what this process learnt is shared first, only ever written over what a look found.
+ *    50 s old, and what this process learnt is shared first, only ever written over what a look found; deliveries
+ *    wait 1.5 s for it at most. The delivery that read a new current secret does not end before it is shared, or
+ *    its time is up.
  * 2. Two latest secrets seen too close to order (clocks differ): a read after both settles which is current.
  * 3. Signed with the current secret, seen in the last 10 minutes and sure (a look or a read in the last 50 s):
  *    it runs on the delivered body. Otherwise the secret is read again first (free). Out of time for that, or for
  *    any wait (for z.cache, say), it runs only if seen in the last 10 minutes (a replaced secret never runs
  *    longer, Svix failing or not), else an error says how to send it again.
- * 4. A signature no known secret made, not settled by a read begun since it arrived or was signed: the secret
- *    is read (from the allowance, unless an old secret also signed it); then decide again.
+ * 4. A signature no known secret made, not settled by a read begun at most 1 s before it arrived: the secret is read
+ *    (from the allowance, unless an old secret also signed it); then decide again.
  * 5. Otherwise Svix's record decides: a listing of the 2-second window of its message's time confirms it (the
- *    Zap gets Svix's copy) or refutes it (a halt). Free when an old secret signed it, as a delivery queued across
- *    a rotation is; from the allowance when no known secret did, as junk does. No call in its time: a halt, or
- *    an error while Svix fails (the event may be genuine: its error says how to send it again).
+ *    Zap gets Svix's copy); only a complete listing begun after it arrived refutes it (a halt): Svix commits a
+ *    message before it sends it, however long that takes, and times are never compared across clocks. A window is
+ *    listed again at most once a second, so deliveries arriving together share its listings. Free when an
+ *    old secret signed it, as a delivery queued across a rotation is; from the allowance when no known secret did,
+ *    as junk does. No call in its time: a halt, or an error while Svix fails (the event may be genuine).
  * Junk costs at most the allowance: per endpoint and process, reads and listings each a burst, then one per 2 s.
  * One read at a time, one listing per window: made by the delivery that scheduled it, the others waiting for it.
  */
 
 export const RULES = {
   lookEveryMs: 50_000,
-  /** What a read taught is shared for this long before the deliveries waiting on it go on regardless. */
+  /** What a read taught is shared for this long before the deliveries waiting on it (but its own) go on. */
   shareForMs: 1_500,
   freshForMs: 600_000,
   skewMs: SKEW_MS,
   reads: { burst: 3, everyMs: 2_000 },
   listings: { burst: 5, everyMs: 2_000 },
   windowMs: 2_000,
+  /** A listing reaches this far past its window on each side (ids are times to 4 ms, bounds may exclude them). */
   marginMs: 1_000,
   maxPages: 40,
+  /** Deliveries arriving this close together share a read, and a window's listing (listed again at most this often). */
+  togetherMs: 1_000,
+  /** Svix's clock may step back this far: a message's time up to this long before the endpoint's is not refused. */
+  clockStepMs: 300_000,
+  /** A guard against a spin: a delivery's time runs out long before this many decisions, however busy the Zap. */
+  maxSteps: 10_000,
 };
 export type Rules = typeof RULES;
 /** How long a read or a listing may take, its timeout: none starts with less of its delivery's time left. */
@@ -44,7 +55,8 @@ export const CALL_MS = 3_000;
 /** The one back-off, for every retry the driver makes: after n failures in a row, wait this long. */
 export const backoffMs = (failures: number): number => (failures <= 0 ? 0 : Math.min(2_000, 50 * 2 ** (failures - 1)));
 
-/** A delivery: its message id and time (none: not an id Svix makes), signing time (Svix's clock), its time. */
+/** A delivery: its message id and time (none: not an id Svix makes), signing time (Svix's clock), its time; then
+ * what the machine keeps of it: whether it looked at z.cache, and how many decisions it took. */
 export interface Delivery {
   id: string;
   createdAt: number | undefined;
@@ -54,37 +66,49 @@ export interface Delivery {
   arrivedAt: number;
   deadline: number;
   looked: boolean;
+  steps: number;
 }
 /** A listed message: its payload, or that it is not this event type, or that Svix no longer keeps it. */
 export type Listed = { payload: unknown } | 'other-type' | 'expired';
 /** A call scheduled at `at`, made by its owner, the delivery that scheduled it (none: free to take on). */
 type Call = { at: number; owner?: Delivery; calling: boolean; /** From the allowance. */ paid: boolean };
-/** One window of Svix's record: its listing, a page at a time (after a failed page, the rest free), and what it found. */
+/** A refusal of a call by Svix (the key's rights, say): every delivery that arrived before it meets it. */
+type Refused = { at: number; failure: Failure };
+/** One window of Svix's record: its listing, a page at a time (after a failed page, the rest free), what it found, and
+ * when the last complete listing of it began (a delivery that arrived by then, and is not in it, is refuted). */
 export interface Window extends Call {
   startedAt?: number;
+  listedAt: number;
   pages: number;
   iterator?: string;
   complete: boolean;
   failed: boolean;
-  refused?: { at: number; failure: Failure };
+  refused?: Refused;
   messages: Map<string, Listed>;
 }
 /** A look; a look again after a write found another's history (so nothing is a throttle); a write, new or over. */
-type Next = 'look' | 'reread' | 'create' | 'update';
+export type Next = 'look' | 'reread' | 'create' | 'update';
 const none = <T>(): T | undefined => undefined;
-const unlisted = () => ({ pages: 0, complete: false, failed: false, messages: new Map<string, Listed>() });
+/** A listing of a window to make: one listed before keeps what it found. */
+const unlisted = (w?: Window) => ({
+  ...{ pages: 0, complete: false, failed: false, listedAt: w?.listedAt ?? -Infinity },
+  messages: w?.messages ?? new Map<string, Listed>(),
+});
 
 export const newEndpoint = (madeAt: number, current: Sighting, rules: Rules = RULES) => ({
   rules,
   madeAt,
   history: { current, old: new Array<Sighting>() },
-  ...{ readAt: -Infinity, lookedAt: -Infinity, shareUntil: -Infinity, read: none<Call>() },
-  /** What sharing what this process knows takes next: a look, a write where none is shared, or one over it. */
-  cache: { busy: false, failures: 0, failedAt: -Infinity, next: none<Next>() },
-  svix: { failures: 0, failedAt: -Infinity, retryAfter: 0, ahead: -300_000 },
+  ...{ readAt: -Infinity, lookedAt: -Infinity, shareUntil: -Infinity, read: none<Call>(), refused: none<Refused>() },
+  /** What sharing what this process knows takes next: a look, a write where none is shared, or one over it; and the
+   * delivery that read the current secret, while it is not shared: it shares it before it ends. */
+  cache: { busy: false, failures: 0, failedAt: -Infinity, next: none<Next>(), sharer: none<Delivery>() },
+  svix: { failures: 0, failedAt: -Infinity, retryAfter: 0 },
   /** Theoretical arrival times of the allowances (GCRA): a call may start at tat - (burst - 1) * everyMs. */
   tat: { reads: -Infinity, listings: -Infinity },
   windows: new Map<number, Window>(),
+  /** A decision gave up a call others may wait for: the driver wakes them. */
+  released: false,
 });
 export type Endpoint = ReturnType<typeof newEndpoint>;
 
@@ -94,7 +118,7 @@ export type Command =
   | { kind: 'look' | 'read' }
   | { kind: 'confirmed'; event: unknown }
   | { kind: 'halt'; why: Halt }
-  | { kind: 'refused'; failure: Failure }
+  | { kind: 'refused'; call: 'read' | 'list'; failure: Failure }
   | { kind: 'wait'; until: number }
   | { kind: 'share'; history: History; onlyIfAbsent: boolean }
   | { kind: 'list'; window: number; after: number; before: number; iterator?: string };
@@ -122,23 +146,30 @@ const join = (call: Call, d: Delivery, now: number, command: Command): Command =
   return command;
 };
 
-/** A delivery is done: the calls it scheduled and did not make are dropped (a listing's later pages left free). */
+/** A delivery is done: the calls it scheduled and did not make, and those nobody took on, are dropped, and with them
+ * every window that holds no page (a listing's later pages are left free to whoever needs them). */
 export const leave = (e: Endpoint, d: Delivery): void => {
-  if (e.read?.owner === d) e.read = undefined;
+  const dropped = (call: Call | undefined) => call && !call.calling && (call.owner === d || !call.owner);
+  if (dropped(e.read)) e.read = undefined;
+  if (e.cache.sharer === d) e.cache.sharer = undefined;
   for (const [start, w] of e.windows) {
-    if (w.owner !== d || w.complete) continue;
-    if (w.pages === 0 && !w.refused) e.windows.delete(start);
-    else Object.assign(w, { owner: undefined, calling: false });
+    if (w.owner === d) Object.assign(w, { owner: undefined, calling: false });
+    if (w.pages === 0 && dropped(w)) e.windows.delete(start);
   }
 };
 
+/** The process's memory budget dropped a window's pages (runtime.ts): the window goes, unless listed anew since. */
+export const forget = (e: Endpoint, start: number, w: Window): void => {
+  if (e.windows.get(start) === w) e.windows.delete(start);
+};
+
 /** Rule 1. A write over another's history unseen could hide a newer secret: only ever over what a look found. */
-const sync = (e: Endpoint, d: Delivery, now: number): Command | undefined => {
+const sync = (e: Endpoint, d: Delivery, now: number, obliged = false): Command | undefined => {
   const { cache } = e;
   if (cache.busy) return wait(d.deadline);
   const at = cache.failedAt + backoffMs(cache.failures);
-  const sharing = cache.next && now < e.shareUntil ? cache.next : undefined;
-  if (sharing && now < at) return wait(Math.min(at, e.shareUntil));
+  const sharing = cache.next && (obliged || now < e.shareUntil) ? cache.next : undefined;
+  if (sharing && now < at) return wait(obliged ? at : Math.min(at, e.shareUntil));
   if (!sharing && (d.looked || now < at || (!cache.next && now - e.lookedAt <= e.rules.lookEveryMs))) return;
   d.looked ||= !sharing;
   cache.busy = true;
@@ -147,8 +178,15 @@ const sync = (e: Endpoint, d: Delivery, now: number): Command | undefined => {
 };
 
 /** A read of the secret: the one scheduled or under way if it starts in time, else one of its own. */
-const reading = (e: Endpoint, d: Delivery, now: number, kind: Kind | undefined, after = -Infinity) => {
+const reading = (
+  e: Endpoint,
+  d: Delivery,
+  now: number,
+  kind: Kind | undefined,
+  after = -Infinity,
+): Command | undefined => {
   const { read } = e;
+  if (e.refused && e.refused.at >= d.arrivedAt) return { kind: 'refused', call: 'read', failure: e.refused.failure };
   if (read && joins(read, kind !== undefined))
     return read.at + CALL_MS > d.deadline ? undefined : join(read, d, now, READ);
   const at = Math.max(callAt(e, now, kind), after, read?.at ?? -Infinity);
@@ -162,19 +200,19 @@ const reading = (e: Endpoint, d: Delivery, now: number, kind: Kind | undefined, 
 const record = (e: Endpoint, d: Delivery, now: number, kind?: Kind): Command | undefined => {
   const { rules } = e;
   const createdAt = d.createdAt ?? -Infinity;
-  if (createdAt < e.madeAt) return halt('before-endpoint');
+  if (createdAt < e.madeAt - rules.clockStepMs) return halt('before-endpoint');
   const start = Math.floor(createdAt / rules.windowMs) * rules.windowMs;
   const w = e.windows.get(start);
-  // A complete listing refutes a delivery once it began after the delivery arrived or its message was made.
-  const after = Math.min(d.arrivedAt, createdAt + rules.marginMs - e.svix.ahead);
-  if (w && (w.messages.has(d.id) || (w.complete && after <= (w.startedAt ?? -Infinity)))) {
+  // Only a listing begun after the delivery arrived refutes it: Svix commits a message before it sends it.
+  if (w && (w.messages.has(d.id) || d.arrivedAt <= w.listedAt)) {
     const listed = w.messages.get(d.id);
     if (listed === 'expired') return halt('expired');
     return listed && listed !== 'other-type' ? { kind: 'confirmed', event: listed.payload } : halt('not-confirmed');
   }
-  if (w?.refused && w.refused.at >= d.arrivedAt) return { kind: 'refused', failure: w.refused.failure };
+  if (w?.refused && w.refused.at >= d.arrivedAt) return { kind: 'refused', call: 'list', failure: w.refused.failure };
   const pays = kind && !w?.failed ? kind : undefined;
-  const own = callAt(e, now, pays);
+  // Listed again at most once a second: deliveries arriving together share a listing.
+  const own = Math.max(callAt(e, now, pays), (w?.listedAt ?? -Infinity) + rules.togetherMs);
   const pending = w && !w.complete && !w.refused ? w : undefined;
   // A listing past its first page is joined too: its later pages are free.
   const joined = pending && (joins(pending, pays !== undefined) || pending.pages > 0);
@@ -185,20 +223,29 @@ const record = (e: Endpoint, d: Delivery, now: number, kind?: Kind): Command | u
   if (own + CALL_MS > d.deadline) return undefined;
   if (pays) take(e, pays, own);
   if (pending) Object.assign(pending, { at: own, owner: d, paid: pending.paid || pays !== undefined });
-  else e.windows.set(start, { at: own, owner: d, calling: false, paid: pays !== undefined, ...unlisted() });
+  else e.windows.set(start, { at: own, owner: d, calling: false, paid: pays !== undefined, ...unlisted(w) });
   return wait(own);
 };
 
 /** The calls a delivery scheduled and has not begun: it gives them up at each decision, and takes them again if needed. */
-export const scheduledBy = (e: Endpoint, d: Delivery): Call[] =>
+const scheduledBy = (e: Endpoint, d: Delivery): Call[] =>
   [e.read, ...e.windows.values()].filter((call): call is Call => call?.owner === d && !call.calling);
 
-/** The next command for a delivery (its time up: a verdict, not a wait); a call it no longer needs is left to others. */
+/** The next command for a delivery (its time up: a verdict, not a wait or a call); a call it no longer needs is left to others,
+ * and `released` says so. */
 export const decide = (e: Endpoint, d: Delivery, now: number): Command => {
-  for (const call of scheduledBy(e, d)) call.owner = undefined;
-  const command = next(e, d, now);
-  return command.kind === 'wait' && now >= d.deadline ? timeUp(e, d, now) : command;
+  const scheduled = scheduledBy(e, d);
+  for (const call of scheduled) call.owner = undefined;
+  d.steps += 1;
+  const command = d.steps > e.rules.maxSteps ? halt('unchecked-signature') : next(e, d, now);
+  e.released ||= scheduled.some((call) => call.owner !== d);
+  if (now >= d.deadline && !VERDICTS.has(command.kind)) return timeUp(e, d, now);
+  if (command.kind === 'wait') return command;
+  // A verdict: the delivery that read a new current secret shares it first, while it has time (rule 1).
+  const obliged = VERDICTS.has(command.kind) && e.cache.sharer === d && e.cache.next && now < d.deadline;
+  return (obliged && sync(e, d, now, true)) || command;
 };
+const VERDICTS = new Set<Command['kind']>(['run', 'error', 'confirmed', 'halt', 'refused']);
 
 const next = (e: Endpoint, d: Delivery, now: number): Command => {
   if (d.createdAt === undefined) return halt('not-a-svix-id');
@@ -218,7 +265,7 @@ const next = (e: Endpoint, d: Delivery, now: number): Command => {
   // Signed with a secret the endpoint had: it may have waited in Zapier's queue across a rotation. Free.
   const oldSigned = old.filter((seen) => d.signedWith(seen.secret)).length;
   const charged = oldSigned === 0;
-  const settled = e.readAt >= Math.min(d.arrivedAt, d.signedAt + rules.marginMs - e.svix.ahead);
+  const settled = e.readAt >= d.arrivedAt - rules.togetherMs;
   const read = d.signatures > oldSigned && !settled ? reading(e, d, now, charged ? 'reads' : undefined) : undefined;
   return read ?? record(e, d, now, charged ? 'listings' : undefined) ?? timeUp(e, d, now);
 };
@@ -231,69 +278,4 @@ const timeUp = (e: Endpoint, d: Delivery, now: number): Command => {
   if (d.signedWith(e.history.current.secret) && unsureUntil(e.history, e.rules.skewMs) === undefined)
     return { kind: fresh(e, now) ? 'run' : 'error' };
   return e.svix.failures > 0 ? { kind: 'error' } : halt('unchecked-signature');
-};
-
-/** What a call answered: a transient failure of Svix (`retryAfter` ms, when it said), or a refusal to raise. */
-export type Failed = { failed: 'transient'; retryAfter: number } | { failed: 'refused'; failure: Failure };
-export type Page = { messages: Array<[string, Listed]>; next?: string };
-export type Result =
-  /** What z.cache held (none: absent, or the read throttled), or that the call failed; what a write answered. */
-  | { kind: 'looked'; start: number; value?: History; ok: boolean }
-  | { kind: 'shared'; start: number; stored: boolean | null | 'failed' }
-  | { kind: 'read'; sighting: Sighting }
-  | { kind: 'listed'; window: number; start: number; page: Page }
-  | ({ kind: 'read' | 'listed'; window?: number } & Failed)
-  | { kind: 'ran'; delivery: Pick<Delivery, 'signedAt' | 'arrivedAt'> };
-
-/** Learns what a command's call answered. */
-export const apply = (e: Endpoint, r: Result, now: number): void => {
-  const { cache, svix } = e;
-  const failed = () => Object.assign(cache, { failures: cache.failures + 1, failedAt: now });
-  if (r.kind === 'looked' || r.kind === 'shared') cache.busy = false;
-  if (r.kind === 'looked') {
-    // Nothing, where a write found another's history: the read was throttled.
-    if (!r.value && (!r.ok || cache.next === 'reread')) return void failed();
-    if (r.value) e.history = merge(e.history, r.value);
-    const sharing = cache.next && now < e.shareUntil;
-    cache.failures = 0;
-    cache.next = !r.value ? 'create' : lacks(r.value, e.history) ? 'update' : undefined;
-    if (!cache.next) e.lookedAt = r.start;
-    else if (!sharing) e.shareUntil = now + e.rules.shareForMs;
-  } else if (r.kind === 'shared') {
-    // `false` where none was found: another's history is there now, and is looked at before a write over it.
-    // Anything else but `true` (a throttle, or a conflict where the cache answers it `null`) is tried again.
-    if (r.stored === true) Object.assign(cache, { failures: 0, next: undefined });
-    if (r.stored === true) e.lookedAt = r.start;
-    else if (r.stored === false && cache.next === 'create') cache.next = 'reread';
-    else failed();
-  } else if (r.kind === 'ran') {
-    svix.ahead = Math.max(svix.ahead, r.delivery.signedAt - r.delivery.arrivedAt);
-  } else if ('failed' in r) {
-    const w = r.window === undefined ? undefined : e.windows.get(r.window);
-    if (r.kind === 'read') e.read = undefined;
-    if (w) w.calling = false;
-    if (r.failed === 'refused') return void (w && (w.refused = { at: now, failure: r.failure }));
-    Object.assign(svix, { failures: svix.failures + 1, failedAt: now, retryAfter: r.retryAfter });
-    if (w) Object.assign(w, { failed: true, at: now + Math.max(backoffMs(svix.failures), r.retryAfter) });
-  } else if (r.kind === 'read') {
-    const before = e.history;
-    Object.assign(svix, { failures: 0, retryAfter: 0 });
-    Object.assign(e, {
-      read: undefined,
-      readAt: r.sighting.start,
-      history: merge(before, { current: r.sighting, old: [] }),
-    });
-    // What a read taught is shared before the deliveries that wait for it go on.
-    if (lacks(before, e.history)) Object.assign(e, { shareUntil: now + e.rules.shareForMs });
-    if (lacks(before, e.history)) cache.next ??= 'look';
-  } else {
-    const w = e.windows.get(r.window);
-    Object.assign(svix, { failures: 0, retryAfter: 0 });
-    if (!w) return;
-    Object.assign(w, { startedAt: w.startedAt ?? r.start, calling: false, failed: false, pages: w.pages + 1 });
-    for (const [id, listed] of r.page.messages) w.messages.set(id, listed);
-    w.iterator = r.page.next;
-    w.complete = r.page.next === undefined || w.pages >= e.rules.maxPages;
-    if (!w.complete) w.at = now;
-  }
 };

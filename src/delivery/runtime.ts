@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Sighting } from './history';
-import { newEndpoint, RULES, type Endpoint, type Page, type Window } from './machine';
+import type { Page } from './answers';
+import { forget, newEndpoint, RULES, type Endpoint, type Window } from './machine';
 
 /**
  * What one process keeps for the deliveries it runs, in one object instead of module state: its clock, the
@@ -47,6 +48,8 @@ export const LIMITS = { endpoints: 1_000, recordBytes: 32 * 1024 * 1024 };
 
 export class Runtime {
   private readonly slots = new Map<string, Slot>();
+  /** The allowances of machines let go, until whole again (a call may start at once), oldest first. */
+  private readonly spent = new Map<string, Endpoint['tat']>();
   /** Svix's record as listed, a page at a time, oldest first, with its size: kept within limits.recordBytes. */
   private readonly pages = new Map<Page, Kept>();
   private recordBytes = 0;
@@ -64,17 +67,34 @@ export class Runtime {
     readonly id = randomBytes(6).toString('base64url'),
   ) {}
 
-  /** The machine of an endpoint (by connection and id, as z.cache is scoped); the thousand served last are kept. */
+  /**
+   * The machine of an endpoint (by connection and id, as z.cache is scoped); the thousand served last are kept. An
+   * endpoint's allowance outlives its machine until it is whole again, so that junk never finds it whole sooner.
+   */
   endpoint(key: string, madeAt: number, current: Sighting): Slot {
-    const slot = this.slots.get(key) ?? { state: newEndpoint(madeAt, current, this.rules), waiters: new Set() };
+    const slot = this.slots.get(key) ?? this.made(key, madeAt, current);
     this.slots.delete(key);
     this.slots.set(key, slot);
     for (const [oldest, old] of this.slots) {
       if (this.slots.size <= this.limits.endpoints) break;
       this.slots.delete(oldest);
       for (const [page, kept] of this.pages) if (kept.slot === old) this.forget(page, kept);
+      if (Math.max(old.state.tat.reads, old.state.tat.listings) > this.clock.now())
+        this.spent.set(oldest, old.state.tat);
     }
     return slot;
+  }
+
+  private made(key: string, madeAt: number, current: Sighting): Slot {
+    const state = newEndpoint(madeAt, current, this.rules);
+    const tat = this.spent.get(key);
+    this.spent.delete(key);
+    for (const [old, { reads, listings }] of this.spent) {
+      if (Math.max(reads, listings) > this.clock.now()) break;
+      this.spent.delete(old);
+    }
+    if (tat) state.tat = tat;
+    return { state, waiters: new Set() };
   }
 
   /** Counts a page of a window's listing; past the budget, the windows of the oldest pages are dropped. */
@@ -93,12 +113,15 @@ export class Runtime {
   private forget(page: Page, { slot, start, window, bytes }: Kept): void {
     this.pages.delete(page);
     this.recordBytes -= bytes;
-    if (slot.state.windows.get(start) === window) slot.state.windows.delete(start);
+    forget(slot.state, start, window);
   }
 
-  /** What the process holds: endpoints, and the record's size as counted against the budget. */
-  held(): { endpoints: number; recordBytes: number } {
-    return { endpoints: this.slots.size, recordBytes: this.recordBytes };
+  /** What the process holds: endpoints, allowances kept past their machines, the record's size as counted against
+   * the budget, and the windows that hold no page (a delivery's, while it runs; none once every one has ended). */
+  held(): { endpoints: number; spent: number; recordBytes: number; emptyWindows: number } {
+    let emptyWindows = 0;
+    for (const { state } of this.slots.values()) for (const w of state.windows.values()) emptyWindows += +!w.pages;
+    return { endpoints: this.slots.size, spent: this.spent.size, recordBytes: this.recordBytes, emptyWindows };
   }
 
   /** Wakes the deliveries waiting for this endpoint to change. */

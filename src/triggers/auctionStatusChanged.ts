@@ -1,7 +1,8 @@
 import { isRight } from 'fp-ts/Either';
 import { defineTrigger, type Bundle, type ZObject } from 'zapier-platform-core';
-import { claimKey, claimMessage, isTooOldToRemember, probeNx, SIGNING_WINDOW } from '../delivery/claim';
-import { verify, type Verdict } from '../delivery/driver';
+import { claimKey, isTooOldToRemember, SIGNING_WINDOW } from '../delivery/claim';
+import { claimOnce, verify, type Verdict } from '../delivery/driver';
+import { probeNx, withinDeadline } from '../provider/cache';
 import type { Runtime } from '../delivery/runtime';
 import {
   auctionStatusChangedOutputFields,
@@ -66,8 +67,10 @@ export const operationsFor = (runtime: Runtime) => {
    * A delivery, on the ports it runs on (Zapier's z, or the simulation's): verified (src/delivery), then decoded
    * at the edge, its body when the current secret signed it, else Svix's copy. Not async: see perform.
    */
-  const deliver = (io: Io, bundle: DeliveryBundle): Items => {
+  const deliver = (ports: Io, bundle: DeliveryBundle): Items => {
     const arrivedAt = runtime.clock.now();
+    const deadline = arrivedAt + requestSettings.operationBudgetMs;
+    const io = withinDeadline(runtime.clock, ports, deadline);
     const zap = SubscribeData.decode(bundle.subscribeData);
     if (!isRight(zap)) throw new io.errors.Error(MESSAGES.missingSubscription, 'MissingSubscription', 400);
     const raw = RawRequest.decode(bundle.rawRequest);
@@ -78,22 +81,13 @@ export const operationsFor = (runtime: Runtime) => {
     const { id, timestamp, signature, seconds } = envelope;
     const occurredAtMs = eventTimeMs(id, seconds * 1000);
     if (isTooOldToRemember(occurredAtMs, arrivedAt)) return refuse(io, 'event-too-old');
-    const deadline = arrivedAt + requestSettings.operationBudgetMs;
     const { checkedAt = 0, secret } = zap.right;
     const key = `${connectionScope(bundle.authData)}\u0000${zap.right.id}`;
     const sub = { id: zap.right.id, secret, madeAt: timeOfProviderId(zap.right.id) ?? checkedAt, checkedAt, key };
-    const signedAt = seconds * 1000;
     const createdAt = isMessageId(id) ? timeOfProviderId(id) : undefined;
+    const signatures = signatureCount(signature);
     const signedWith = signer(id, timestamp, signature, content);
-    const delivery = {
-      id,
-      createdAt,
-      signedAt,
-      signatures: signatureCount(signature),
-      signedWith,
-      arrivedAt,
-      deadline,
-    };
+    const delivery = { id, createdAt, signedAt: seconds * 1000, signatures, signedWith, arrivedAt, deadline };
     // One caller, and so one deadline (counted from the start, waits included), for every provider call.
     let caller: Caller | undefined;
     const callerFor = () => (caller ??= callerOf(io, bundle, 'zap-run', arrivedAt, runtime.clock.now));
@@ -103,7 +97,7 @@ export const operationsFor = (runtime: Runtime) => {
       if (!payload.ok) throw new io.errors.Error(payload.message, 'InvalidPayload', 400);
       return runOnce(io, bundle, zap.right, { ...payload, messageId: id, occurredAtMs, deadline });
     };
-    const verdict = verify(runtime, io, callerFor, sub, { ...delivery, looked: false });
+    const verdict = verify(runtime, io, callerFor, sub, delivery);
     return verdict instanceof Promise ? verdict.then(decoded) : decoded(verdict);
   };
 
@@ -122,7 +116,7 @@ export const operationsFor = (runtime: Runtime) => {
     const item = toTriggerItem(event.payload, event, event.extras.values);
     if (!passesFilters(item, filters)) return [];
     // Run each message once per Zap, however often it is delivered.
-    const claim = () => claimMessage(runtime, io, claimKey(zap.id, item.id), zap.cacheHonoursNx, event.deadline);
+    const claim = () => claimOnce(runtime, io, claimKey(zap.id, item.id), zap.cacheHonoursNx, event.deadline);
     if (!filters.skipOutdated) return claim().then((claimed) => (claimed ? [item] : []));
     return (async () => {
       if (await isOutdated(io, zap.id, item.auctionUuid, event.occurredAtMs)) return [];

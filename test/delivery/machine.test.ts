@@ -1,6 +1,8 @@
 import type { History, Sighting } from '../../src/delivery/history';
-import { apply, backoffMs, CALL_MS, decide, leave, newEndpoint, RULES } from '../../src/delivery/machine';
-import type { Command, Delivery, Endpoint, Listed } from '../../src/delivery/machine';
+import type { Failure } from '../../src/provider/failures';
+import { apply } from '../../src/delivery/answers';
+import { backoffMs, CALL_MS, decide, leave, newEndpoint, RULES } from '../../src/delivery/machine';
+import type { Command, Delivery, Endpoint, Halt, Listed } from '../../src/delivery/machine';
 
 /** The machine is pure: every time below is an explicit `now` (ms). The endpoint was made a minute before 0 and its
  * subscribe saw s1 current at 1 s; s0 is a secret it had before, seen well before s1 (further apart than the skew). */
@@ -14,11 +16,11 @@ const delivery = (secrets: string[], at: number, more: Partial<Delivery> = {}): 
   const set = new Set(secrets);
   const id = `msg_${(count += 1)}`;
   const base = { id, createdAt: at, signedAt: at, signatures: set.size, arrivedAt: at, deadline: at + 30_000 };
-  return { ...base, signedWith: (secret) => set.has(secret), looked: false, ...more };
+  return { ...base, signedWith: (secret) => set.has(secret), looked: false, steps: 0, ...more };
 };
 /** An endpoint whose look (at `at`) found `history` shared: sure for 50 s. */
-const warm = (at: number, history: History = { current: S1, old: [] }): Endpoint => {
-  const e = newEndpoint(MADE, S1);
+const warm = (at: number, history: History = { current: S1, old: [] }, rules = RULES): Endpoint => {
+  const e = newEndpoint(MADE, S1, rules);
   apply(e, { kind: 'looked', start: at, ok: true, value: history }, at);
   return e;
 };
@@ -30,14 +32,20 @@ const synced = (e: Endpoint, d: Delivery, now: number, cache: { value?: History 
     else if (command.kind !== 'share') return command;
     else {
       cache.value = command.history;
-      apply(e, { kind: 'shared', start: now, stored: true }, now);
+      apply(e, { kind: 'shared', start: now, history: command.history, stored: true }, now);
     }
   }
   throw new Error('sharing never settled');
 };
 const read = (e: Endpoint, secret: string, at: number) => apply(e, { kind: 'read', sighting: seen(secret, at) }, at);
-const transient = (e: Endpoint, retryAfter: number, now: number) =>
-  apply(e, { kind: 'read', failed: 'transient', retryAfter }, now);
+/** A read Svix failed for a moment: a 503, or a 429 asking for `retryAfter` ms. */
+const transient = (e: Endpoint, retryAfter: number, now: number) => {
+  const failure: Failure =
+    retryAfter > 0
+      ? { kind: 'throttled', message: 'Svix asked to wait.', delaySeconds: retryAfter / 1_000 }
+      : { kind: 'error', code: 'ProviderUnavailable', status: 503, message: 'Svix had trouble.' };
+  apply(e, { kind: 'read', failure }, now);
+};
 
 describe('a warm endpoint', () => {
   it.each([
@@ -77,6 +85,10 @@ describe('a warm endpoint', () => {
   });
 });
 
+const halted = (why: Halt): Command => ({ kind: 'halt', why });
+/** What a delivery decides after the read, when its window's listing waits for the allowance. */
+const WAIT: Command = { kind: 'wait', until: 3_050 };
+
 describe('a signature no known secret made', () => {
   /** A delivery signed with sX at 3 s reads the secret, which shows `secret`; what it decides next. */
   const afterRead = (secret: string, more: Partial<Delivery> = {}) => {
@@ -109,7 +121,12 @@ describe('a signature no known secret made', () => {
     ['not in a complete listing begun after it arrived', [], 3_050, { kind: 'halt', why: 'not-confirmed' }],
     ['listed as no longer kept', [['ID', 'expired']], 3_050, { kind: 'halt', why: 'expired' }],
     ['listed as another event type', [['ID', 'other-type']], 3_050, { kind: 'halt', why: 'not-confirmed' }],
-    ['not in a listing begun before it arrived: listed again', [], 2_999, { kind: 'wait', until: 3_100 }],
+    [
+      'not in a listing begun before it arrived: listed again, a second after',
+      [],
+      2_999,
+      { kind: 'wait', until: 2_999 + RULES.togetherMs },
+    ],
   ])('%s', (_, messages, start, verdict) => {
     const { e, d } = afterRead('sY');
     decide(e, d, 3_050);
@@ -118,8 +135,11 @@ describe('a signature no known secret made', () => {
     expect(decide(e, d, 3_100)).toEqual(verdict);
   });
 
-  it('halts, after the read, for a message made before the endpoint', () => {
-    expect(afterRead('sY', { createdAt: MADE - 1 }).command).toEqual({ kind: 'halt', why: 'before-endpoint' });
+  it.each<[string, number, Command]>([
+    ["over 5 minutes before the endpoint's: a halt", MADE - RULES.clockStepMs - 1, halted('before-endpoint')],
+    ["within 5 minutes before the endpoint's (Svix's clock may step back): the record", MADE - RULES.clockStepMs, WAIT],
+  ])('after the read, a message whose time is %s', (_, createdAt, command) => {
+    expect(afterRead('sY', { createdAt }).command).toEqual(command);
   });
 
   it('halts at once, before any call, for an id Svix does not make', () => {
@@ -130,9 +150,10 @@ describe('a signature no known secret made', () => {
 
 describe('the reads allowance (GCRA)', () => {
   const T = 3_000;
-  /** An endpoint with an old secret s0, whose burst of reads deliveries signed with unknown secrets used up. */
+  /** An endpoint with an old secret s0, whose burst of reads deliveries signed with unknown secrets used up (each
+   * arriving after the last read began: none shares another's). */
   const exhausted = () => {
-    const e = warm(2_000, { current: S1, old: [S0] });
+    const e = warm(2_000, { current: S1, old: [S0] }, { ...RULES, togetherMs: 0 });
     const cache = { value: e.history };
     for (let k = 0; k < RULES.reads.burst; k += 1) {
       expect(synced(e, delivery([`x${k}`], T + k), T + k, cache)).toEqual({ kind: 'read' });
@@ -247,7 +268,7 @@ describe('sharing the history through z.cache', () => {
     expect(decide(e, d, 2_000)).toEqual({ kind: 'look' });
     apply(e, { kind: 'looked', start: 2_000, ok: true }, 2_010);
     expect(decide(e, d, 2_010)).toEqual({ kind: 'share', history: { current: S1, old: [] }, onlyIfAbsent: true });
-    apply(e, { kind: 'shared', start: 2_010, stored: false }, 2_020);
+    apply(e, { kind: 'shared', start: 2_010, history: { current: S1, old: [] }, stored: false }, 2_020);
     expect(decide(e, d, 2_020)).toEqual({ kind: 'look' });
     apply(e, { kind: 'looked', start: 2_020, ok: true }, 2_030);
     expect(decide(e, d, 2_030)).toEqual({ kind: 'wait', until: 2_030 + backoffMs(1) });
@@ -261,7 +282,7 @@ describe('sharing the history through z.cache', () => {
     const history = { current: S1, old: [S0] };
     expect(decide(e, d, 2_010)).toEqual({ kind: 'share', history, onlyIfAbsent: false });
     expect(decide(e, delivery(['s1'], 2_010), 2_010)).toEqual({ kind: 'wait', until: 32_010 });
-    apply(e, { kind: 'shared', start: 2_010, stored: true }, 2_020);
+    apply(e, { kind: 'shared', start: 2_010, history, stored: true }, 2_020);
     expect(decide(e, delivery(['s1'], 2_020), 2_020)).toEqual({ kind: 'run' });
   });
 });
@@ -324,5 +345,97 @@ describe('a call its delivery no longer needs', () => {
     expect(e.read?.owner).toBeUndefined();
     expect(decide(e, other, 3_150)).toEqual({ kind: 'read' });
     expect(e.read?.owner).toBe(other);
+  });
+});
+
+describe('breaks a review found on 8c1b55a', () => {
+  it('1. the delivery that read a new current secret shares it before it ends, however long z.cache backs off', () => {
+    const e = warm(2_000);
+    const d = delivery(['s2'], 3_000);
+    expect(decide(e, d, 3_000)).toEqual({ kind: 'read' });
+    apply(e, { kind: 'read', sighting: seen('s2', 3_000) }, 3_100, d);
+    // Its looks fail eight times, each after the back-off: by then the back-off (2 s) outlasts the 1.5 s the
+    // other deliveries wait for the sharing.
+    let now = 3_100;
+    for (let failures = 1; failures <= 8; failures += 1) {
+      expect(decide(e, d, now)).toEqual({ kind: 'look' });
+      apply(e, { kind: 'looked', start: now, ok: false }, now, d);
+      if (failures < 8) now += backoffMs(failures);
+    }
+    const at = now + backoffMs(8);
+    expect(now).toBeGreaterThan(e.shareUntil);
+    // Another delivery goes on; the one that read waits out the back-off, then shares before its verdict.
+    expect(decide(e, delivery(['s2'], now + 1), now + 1)).toEqual({ kind: 'run' });
+    expect(decide(e, d, now + 1)).toEqual({ kind: 'wait', until: at });
+    expect(decide(e, d, at)).toEqual({ kind: 'look' });
+    apply(e, { kind: 'looked', start: at, ok: true, value: { current: S1, old: [] } }, at, d);
+    const share = decide(e, d, at);
+    if (share.kind !== 'share') throw new Error('a write was expected');
+    expect(share).toMatchObject({ onlyIfAbsent: false, history: { current: { secret: 's2' } } });
+    apply(e, { kind: 'shared', start: at, history: share.history, stored: true }, at, d);
+    expect(decide(e, d, at)).toEqual({ kind: 'run' });
+  });
+
+  it('1. out of time before it could share, it still gets its verdict', () => {
+    const e = warm(2_000);
+    const d = delivery(['s2'], 3_000, { deadline: 7_000 });
+    expect(decide(e, d, 3_000)).toEqual({ kind: 'read' });
+    apply(e, { kind: 'read', sighting: seen('s2', 3_000) }, 3_100, d);
+    expect(decide(e, d, 3_100)).toEqual({ kind: 'look' });
+    apply(e, { kind: 'looked', start: 3_100, ok: false }, 3_100, d);
+    expect(decide(e, d, 7_000)).toEqual({ kind: 'run' });
+  });
+
+  it.each([
+    ['signed 295 s ahead', 295_000],
+    ['signed 240 s behind', -240_000],
+  ])('2 and 8. a complete listing begun before a delivery arrived never refutes it (%s): listed again', (_, ahead) => {
+    const e = warm(2_000, { current: S1, old: [S0] });
+    // A listing of the window 2–4 s began at 3 s and found nothing. A delivery signed with the old secret arrived
+    // after it began: its message may have committed after the listing began, and it is listed again.
+    const earlier = delivery(['s0'], 3_000);
+    expect(decide(e, earlier, 3_000)).toEqual({ kind: 'wait', until: 3_000 });
+    expect(decide(e, earlier, 3_000)).toEqual({ kind: 'list', window: 2_000, after: 1_000, before: 5_000 });
+    apply(e, { kind: 'listed', window: 2_000, start: 3_000, page: { messages: [] } }, 3_100, earlier);
+    const late = delivery(['s0'], 3_000, { arrivedAt: 3_050, signedAt: 3_000 + ahead });
+    expect(decide(e, late, 3_100)).toEqual({ kind: 'wait', until: 3_000 + RULES.togetherMs });
+    expect(decide(e, earlier, 3_100)).toEqual({ kind: 'halt', why: 'not-confirmed' });
+  });
+
+  it('6. a window its delivery scheduled, then no longer needed, goes when it leaves: none without a page is kept', () => {
+    const e = warm(2_000);
+    const cache = { value: e.history };
+    const d = delivery(['sX'], 3_000);
+    // A read at 3 s showed s1, so its window is to be listed; Svix failed, asking for 4 s.
+    read(e, 's1', 3_000);
+    transient(e, 4_000, 3_100);
+    expect(synced(e, d, 3_100, cache)).toEqual({ kind: 'wait', until: 7_100 });
+    expect(e.windows.size).toBe(1);
+    // Another process's history, looked at now, shows sX current: the delivery runs, and leaves.
+    const shared = { current: seen('sX', 5_500, 'q'), old: [seen('s1', 3_000)] };
+    apply(e, { kind: 'looked', start: 3_200, ok: true, value: shared }, 3_200);
+    expect(decide(e, d, 3_200)).toEqual({ kind: 'run' });
+    leave(e, d);
+    expect(e.windows.size).toBe(0);
+  });
+
+  it('7. a write that stored an older history than the process knows now leaves the newer to share', () => {
+    const e = newEndpoint(MADE, S1);
+    const d = delivery(['s1'], 2_000);
+    expect(decide(e, d, 2_000)).toEqual({ kind: 'look' });
+    apply(e, { kind: 'looked', start: 2_000, ok: true, value: { current: S0, old: [] } }, 2_010);
+    const write = decide(e, d, 2_010);
+    if (write.kind !== 'share') throw new Error('a write was expected');
+    // While the write of s1 is under way, a read teaches s3.
+    apply(e, { kind: 'read', sighting: seen('s3', 2_020) }, 2_030);
+    apply(e, { kind: 'shared', start: 2_010, history: write.history, stored: true }, 2_040);
+    expect(e.cache.next).toBe('look');
+    expect(decide(e, delivery(['s3'], 2_050), 2_050)).toEqual({ kind: 'look' });
+  });
+
+  it('keeps no decision loop going past its step limit', () => {
+    const e = warm(2_000);
+    const d = delivery(['sX'], 3_000, { steps: RULES.maxSteps });
+    expect(decide(e, d, 3_000)).toEqual({ kind: 'halt', why: 'unchecked-signature' });
   });
 });
