@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { errors } from 'zapier-platform-core';
-import { clockOf, LIMITS, Runtime } from '../delivery/runtime';
+import { LIMITS, Runtime } from '../delivery/runtime';
+import { clockOf } from '../provider/clock';
 import type { Io } from '../provider/request';
 import { newId, newSecret } from '../sandbox/emulator/store';
 import { operationsFor } from '../triggers/auctionStatusChanged';

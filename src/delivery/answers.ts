@@ -32,7 +32,7 @@ export const apply = (e: Endpoint, r: Result, now: number, by?: Delivery): void 
   const sharedCurrent = (shared: History) => {
     if (shared.current.secret === e.history.current.secret) cache.sharer = undefined;
   };
-  if (r.kind === 'looked' || r.kind === 'shared') cache.busy = false;
+  if (r.kind === 'looked' || r.kind === 'shared') cache.busy = undefined;
   if (r.kind === 'looked') {
     // Nothing, where a write found another's history: the read was throttled.
     if (!r.value && (!r.ok || cache.next === 'reread')) return void failed();
@@ -77,10 +77,11 @@ export const apply = (e: Endpoint, r: Result, now: number, by?: Delivery): void 
     const w = e.windows.get(r.window);
     Object.assign(svix, { failures: 0, retryAfter: 0 });
     if (!w) return;
-    Object.assign(w, { startedAt: w.startedAt ?? r.start, calling: false, failed: false, pages: w.pages + 1 });
+    Object.assign(w, { startedAt: w.startedAt ?? r.start, calling: false, failed: false });
+    Object.assign(w, { pages: w.pages + 1, listing: w.listing + 1 });
     for (const [id, listed] of r.page.messages) w.messages.set(id, listed);
     w.iterator = r.page.next;
-    w.complete = r.page.next === undefined || w.pages >= e.rules.maxPages;
+    w.complete = r.page.next === undefined || w.listing >= e.rules.maxPages;
     if (w.complete) w.listedAt = w.startedAt ?? r.start;
     else w.at = now;
   }

@@ -4,7 +4,7 @@ import { ExpiredPayload, type MessageOut } from '../provider/codecs';
 import { getEndpointSecret, listMessagesBetween } from '../provider/api';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
 import type { Failure } from '../provider/failures';
-import { probeNx } from '../provider/cache';
+import { probeNx, withinDeadline } from '../provider/cache';
 import { halt, raise, type Caller, type Io } from '../provider/request';
 import { apply, type Result } from './answers';
 import { applyClaim, CLAIM_TTL_SECONDS, FAILED, newClaim, nextClaim, type ClaimCall } from './claim';
@@ -24,7 +24,7 @@ import type { Runtime, Slot } from './runtime';
 export type Subscription = { id: string; secret: string; madeAt: number; checkedAt: number; key: string };
 export type Verdict = { kind: 'signed' } | { kind: 'confirmed'; event: unknown };
 /** A delivery as its perform reads it, before the machine keeps anything of it. */
-export type Envelope = Omit<Delivery, 'looked' | 'steps'>;
+export type Envelope = Omit<Delivery, 'looked' | 'steps' | 'verdict'>;
 type Run = { runtime: Runtime; io: Io; caller: () => Caller; sub: Subscription; slot: Slot; delivery: Delivery };
 
 export const historyKey = (endpointId: string): string => `history:${endpointId}`;
@@ -91,12 +91,17 @@ const carryOut = async (
   run: Run,
   command: Extract<Command, { kind: 'look' | 'read' | 'share' | 'list' }>,
 ): Promise<Result> => {
-  const { runtime, io, sub } = run;
+  const { runtime, io, sub, slot, delivery } = run;
   const start = runtime.clock.now();
   const key = historyKey(sub.id);
+  const { cache } = withinDeadline(
+    runtime.clock,
+    io,
+    Math.min(delivery.deadline, start + slot.state.rules.cacheCallMs),
+  );
   switch (command.kind) {
     case 'look':
-      return io.cache.get(key).then(
+      return cache.get(key).then(
         (value) => {
           const decoded = History.decode(value);
           return { kind: 'looked', start, ok: true, ...(isRight(decoded) ? { value: decoded.right } : {}) };
@@ -105,7 +110,7 @@ const carryOut = async (
       );
     case 'share': {
       const { history, onlyIfAbsent } = command;
-      return io.cache.set(key, history, CLAIM_TTL_SECONDS, onlyIfAbsent).then(
+      return cache.set(key, history, CLAIM_TTL_SECONDS, onlyIfAbsent).then(
         (answer) => ({ kind: 'shared', start, history, stored: typeof answer === 'boolean' ? answer : null }),
         () => ({ kind: 'shared', start, history, stored: 'failed' }),
       );

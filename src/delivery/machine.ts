@@ -9,11 +9,11 @@ import { SKEW_MS, unsureUntil, type History, type Sighting } from './history';
  * Svix signs every attempt with the secrets valid when it is sent, and Zapier may run it minutes later, so a
  * delivery can carry a secret that has changed since. The rules, in order (next):
  * 1. Sync: a delivery looks at the history of secrets the processes share in z.cache when the last look is over
- *    50 s old, and what this process learnt is shared first, only ever written over what a look found; deliveries
+ *    35 s old, and what this process learnt is shared first, only ever written over what a look found; deliveries
  *    wait 1.5 s for it at most. The delivery that read a new current secret does not end before it is shared, or
  *    its time is up.
  * 2. Two latest secrets seen too close to order (clocks differ): a read after both settles which is current.
- * 3. Signed with the current secret, seen in the last 10 minutes and sure (a look or a read in the last 50 s):
+ * 3. Signed with the current secret, seen in the last 10 minutes and sure (a look or a read in the last 35 s):
  *    it runs on the delivered body. Otherwise the secret is read again first (free). Out of time for that, or for
  *    any wait (for z.cache, say), it runs only if seen in the last 10 minutes (a replaced secret never runs
  *    longer, Svix failing or not), else an error says how to send it again.
@@ -30,9 +30,14 @@ import { SKEW_MS, unsureUntil, type History, type Sighting } from './history';
  */
 
 export const RULES = {
-  lookEveryMs: 50_000,
+  /** A delivery sure of the current secret by a look or a read this recent ends within 60 s of it, its 25 s included:
+   * a replaced secret runs no body 60 s after a process read and shared the new one. */
+  lookEveryMs: 35_000,
   /** What a read taught is shared for this long before the deliveries waiting on it (but its own) go on. */
   shareForMs: 1_500,
+  /** A look at or a write of the shared history is given up after this long: z.cache may be slow, and a read of
+   * Svix makes a delivery as sure. */
+  cacheCallMs: 1_500,
   freshForMs: 600_000,
   skewMs: SKEW_MS,
   reads: { burst: 3, everyMs: 2_000 },
@@ -56,7 +61,8 @@ export const CALL_MS = 3_000;
 export const backoffMs = (failures: number): number => (failures <= 0 ? 0 : Math.min(2_000, 50 * 2 ** (failures - 1)));
 
 /** A delivery: its message id and time (none: not an id Svix makes), signing time (Svix's clock), its time; then
- * what the machine keeps of it: whether it looked at z.cache, and how many decisions it took. */
+ * what the machine keeps of it: whether it looked at z.cache, how many decisions it took, and its verdict once
+ * reached (it stands while the delivery shares what it read). */
 export interface Delivery {
   id: string;
   createdAt: number | undefined;
@@ -67,6 +73,7 @@ export interface Delivery {
   deadline: number;
   looked: boolean;
   steps: number;
+  verdict?: Command;
 }
 /** A listed message: its payload, or that it is not this event type, or that Svix no longer keeps it. */
 export type Listed = { payload: unknown } | 'other-type' | 'expired';
@@ -74,12 +81,14 @@ export type Listed = { payload: unknown } | 'other-type' | 'expired';
 type Call = { at: number; owner?: Delivery; calling: boolean; /** From the allowance. */ paid: boolean };
 /** A refusal of a call by Svix (the key's rights, say): every delivery that arrived before it meets it. */
 type Refused = { at: number; failure: Failure };
-/** One window of Svix's record: its listing, a page at a time (after a failed page, the rest free), what it found, and
- * when the last complete listing of it began (a delivery that arrived by then, and is not in it, is refuted). */
+/** One window of Svix's record: its listing under way, a page at a time (after a failed page, the rest free), what
+ * every listing of it found, the pages they read (kept in the process's budget), and when the last complete listing
+ * began (a delivery that arrived by then, and is not in it, is refuted). */
 export interface Window extends Call {
   startedAt?: number;
   listedAt: number;
   pages: number;
+  listing: number;
   iterator?: string;
   complete: boolean;
   failed: boolean;
@@ -89,20 +98,25 @@ export interface Window extends Call {
 /** A look; a look again after a write found another's history (so nothing is a throttle); a write, new or over. */
 export type Next = 'look' | 'reread' | 'create' | 'update';
 const none = <T>(): T | undefined => undefined;
-/** A listing of a window to make: one listed before keeps what it found. */
-const unlisted = (w?: Window) => ({
-  ...{ pages: 0, complete: false, failed: false, listedAt: w?.listedAt ?? -Infinity },
-  messages: w?.messages ?? new Map<string, Listed>(),
-});
+/** A listing of a window to make (of one listed before, it keeps what that found). */
+const listing = {
+  listing: 0,
+  complete: false,
+  failed: false,
+  refused: undefined,
+  startedAt: undefined,
+  iterator: undefined,
+};
 
 export const newEndpoint = (madeAt: number, current: Sighting, rules: Rules = RULES) => ({
   rules,
   madeAt,
   history: { current, old: new Array<Sighting>() },
   ...{ readAt: -Infinity, lookedAt: -Infinity, shareUntil: -Infinity, read: none<Call>(), refused: none<Refused>() },
-  /** What sharing what this process knows takes next: a look, a write where none is shared, or one over it; and the
-   * delivery that read the current secret, while it is not shared: it shares it before it ends. */
-  cache: { busy: false, failures: 0, failedAt: -Infinity, next: none<Next>(), sharer: none<Delivery>() },
+  /** When the look or write under way began; what sharing what this process knows takes next: a look, a write where
+   * none is shared, or one over it; and the delivery that read the current secret, while it is not shared: it
+   * shares it before it ends. */
+  cache: { busy: none<number>(), failures: 0, failedAt: -Infinity, next: none<Next>(), sharer: none<Delivery>() },
   svix: { failures: 0, failedAt: -Infinity, retryAfter: 0 },
   /** Theoretical arrival times of the allowances (GCRA): a call may start at tat - (burst - 1) * everyMs. */
   tat: { reads: -Infinity, listings: -Infinity },
@@ -166,13 +180,16 @@ export const forget = (e: Endpoint, start: number, w: Window): void => {
 /** Rule 1. A write over another's history unseen could hide a newer secret: only ever over what a look found. */
 const sync = (e: Endpoint, d: Delivery, now: number, obliged = false): Command | undefined => {
   const { cache } = e;
-  if (cache.busy) return wait(d.deadline);
+  // A look or a write under way: others wait for it a moment (z.cache may be slow), the one that must share as long.
+  if (cache.busy !== undefined && obliged) return wait(d.deadline);
+  if (cache.busy !== undefined)
+    return now < cache.busy + e.rules.shareForMs ? wait(cache.busy + e.rules.shareForMs) : undefined;
   const at = cache.failedAt + backoffMs(cache.failures);
   const sharing = cache.next && (obliged || now < e.shareUntil) ? cache.next : undefined;
   if (sharing && now < at) return wait(obliged ? at : Math.min(at, e.shareUntil));
   if (!sharing && (d.looked || now < at || (!cache.next && now - e.lookedAt <= e.rules.lookEveryMs))) return;
   d.looked ||= !sharing;
-  cache.busy = true;
+  cache.busy = now;
   if (!sharing || sharing === 'look' || sharing === 'reread') return { kind: 'look' };
   return { kind: 'share', history: e.history, onlyIfAbsent: sharing === 'create' };
 };
@@ -215,7 +232,7 @@ const record = (e: Endpoint, d: Delivery, now: number, kind?: Kind): Command | u
   const own = Math.max(callAt(e, now, pays), (w?.listedAt ?? -Infinity) + rules.togetherMs);
   const pending = w && !w.complete && !w.refused ? w : undefined;
   // A listing past its first page is joined too: its later pages are free.
-  const joined = pending && (joins(pending, pays !== undefined) || pending.pages > 0);
+  const joined = pending && (joins(pending, pays !== undefined) || pending.listing > 0);
   if (pending && (pending.calling || (joined && pending.at <= own && pending.at + CALL_MS <= d.deadline))) {
     const range = { after: start - rules.marginMs, before: start + rules.windowMs + rules.marginMs };
     return join(pending, d, now, { kind: 'list', window: start, ...range, iterator: pending.iterator });
@@ -223,7 +240,11 @@ const record = (e: Endpoint, d: Delivery, now: number, kind?: Kind): Command | u
   if (own + CALL_MS > d.deadline) return undefined;
   if (pays) take(e, pays, own);
   if (pending) Object.assign(pending, { at: own, owner: d, paid: pending.paid || pays !== undefined });
-  else e.windows.set(start, { at: own, owner: d, calling: false, paid: pays !== undefined, ...unlisted(w) });
+  else if (w) Object.assign(w, { at: own, owner: d, calling: false, paid: pays !== undefined, ...listing });
+  else {
+    const made = { pages: 0, listedAt: -Infinity, messages: new Map<string, Listed>(), ...listing };
+    e.windows.set(start, { at: own, owner: d, calling: false, paid: pays !== undefined, ...made });
+  }
   return wait(own);
 };
 
@@ -237,12 +258,12 @@ export const decide = (e: Endpoint, d: Delivery, now: number): Command => {
   const scheduled = scheduledBy(e, d);
   for (const call of scheduled) call.owner = undefined;
   d.steps += 1;
-  const command = d.steps > e.rules.maxSteps ? halt('unchecked-signature') : next(e, d, now);
+  const command = d.verdict ?? (d.steps > e.rules.maxSteps ? halt('unchecked-signature') : next(e, d, now));
   e.released ||= scheduled.some((call) => call.owner !== d);
-  if (now >= d.deadline && !VERDICTS.has(command.kind)) return timeUp(e, d, now);
-  if (command.kind === 'wait') return command;
-  // A verdict: the delivery that read a new current secret shares it first, while it has time (rule 1).
-  const obliged = VERDICTS.has(command.kind) && e.cache.sharer === d && e.cache.next && now < d.deadline;
+  if (!VERDICTS.has(command.kind)) return now >= d.deadline ? timeUp(e, d, now) : command;
+  // A verdict stands; the delivery that read a new current secret shares it first, while it has time (rule 1).
+  d.verdict = command;
+  const obliged = e.cache.sharer === d && e.cache.next !== undefined && now < d.deadline;
   return (obliged && sync(e, d, now, true)) || command;
 };
 const VERDICTS = new Set<Command['kind']>(['run', 'error', 'confirmed', 'halt', 'refused']);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { nodeClock, type Clock } from '../provider/clock';
 import type { Sighting } from './history';
 import type { Page } from './answers';
 import { forget, newEndpoint, RULES, type Endpoint, type Window } from './machine';
@@ -9,34 +10,6 @@ import { forget, newEndpoint, RULES, type Endpoint, type Window } from './machin
  * memory budget for the whole process, however many endpoints it serves. Zapier runs one per process
  * (src/index.ts); the simulation runs several, each on a virtual clock.
  */
-
-/** Time, and waits that hold the process open until they end or are cancelled (see Runtime.wait). */
-export interface Clock {
-  now: () => number;
-  /** Ends after `ms`; `cancel` clears its timer and ends it at once. */
-  sleep: (ms: number) => { done: Promise<void>; cancel: () => void };
-}
-/** What a clock needs of its host: Node's timers by default; the simulation hands in its virtual ones. */
-export interface Timers<T> {
-  now: () => number;
-  setTimeout: (run: () => void, ms: number) => T;
-  clearTimeout: (timer: T) => void;
-}
-
-/**
- * Every wait holds the process open: Zapier runs each operation in AWS Lambda, which ends an invocation as soon
- * as the event loop has nothing to wait for, answered or not. A wait no longer needed is cancelled instead.
- */
-export const clockOf = <T>(timers: Timers<T>): Clock => ({
-  now: () => timers.now(),
-  sleep: (ms) => {
-    let end: () => void = () => undefined;
-    const done = new Promise<void>((resolve) => (end = resolve));
-    const timer = timers.setTimeout(end, Math.max(0, ms));
-    return { done, cancel: () => (timers.clearTimeout(timer), end()) };
-  },
-});
-const nodeClock = clockOf<NodeJS.Timeout>({ now: () => Date.now(), setTimeout, clearTimeout });
 
 /** One endpoint's machine, and the deliveries waiting for it to change. */
 export interface Slot {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../delivery/runtime';
+import type { Clock } from './clock';
 import type { Io } from './request';
 
 /** z.cache as the app uses it: what a delivery may wait for it, and whether it honours `nx`. */

@@ -6,7 +6,8 @@ import type { Scheduler } from './scheduler';
  * several processes interleave as on Zapier. `set` answers as Zapier documents it (`true` stored, `false` not stored:
  * with nx, the key exists; `null` throttled), or, in Redis's reading, `null` for a key that exists. A call may meet a
  * fault, as likely as the run's share: a throttle (`null`, nothing done), an error (thrown, nothing done), or, for a
- * set, the work done and its answer lost (core's client sends it again, which then meets the stored entry).
+ * set, the work done and its answer lost (core's client sends it again, which then meets the stored entry). A round
+ * trip takes 1–12 ms; with `slowMs`, one in two is slow, heavy-tailed up to `slowMs` (past a delivery's deadline).
  */
 
 type Fault = 'throttle' | 'error' | 'answer-lost';
@@ -21,7 +22,7 @@ export class SimCache {
   constructor(
     private readonly scheduler: Scheduler,
     private readonly random: Random,
-    readonly options: { reading: 'zapier' | 'redis'; share: number; historyFaults: boolean },
+    readonly options: { reading: 'zapier' | 'redis'; share: number; historyFaults: boolean; slowMs: number },
   ) {}
   get(key: string, log: CacheCall[]): Promise<unknown> {
     return this.roundTrip('get', key, log, (fault) => {
@@ -49,7 +50,8 @@ export class SimCache {
   }
   private async roundTrip(method: Method, key: string, log: CacheCall[], handle: (fault?: Fault) => unknown) {
     const { scheduler, random, options } = this;
-    const latency = random.between(1, 12);
+    const slow = options.slowMs > 0 && random.chance(0.5);
+    const latency = slow ? 12 + (options.slowMs - 12) * random.between() ** 2 : random.between(1, 12);
     const throttled = options.historyFaults && key.startsWith('history:') && (this.historyCalls += 1) % 2 === 0;
     const fault = throttled ? 'throttle' : random.chance(options.share) ? random.pick(FAULTS[method]) : undefined;
     const call: CacheCall = { method, key, start: scheduler.now, end: scheduler.now, fault };

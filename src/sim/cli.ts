@@ -54,9 +54,12 @@ const WORST: Array<[label: string, of: (outcome: Outcome) => number, digits?: nu
   ['forged_run', (outcome) => outcome.forgedRun],
   ['revoked_run', (outcome) => outcome.revokedRun],
   ['junk_over_allowance', (outcome) => outcome.junkOverBound],
+  ['over_time', (outcome) => outcome.overTime],
+  ['over_memory', (outcome) => outcome.overMemory],
   ['svix_calls_per_junk', (outcome) => outcome.junkSvixCalls / Math.max(1, outcome.junk), 2],
   ['junk_svix_calls', (outcome) => outcome.junkSvixCalls],
   ['unanswered', (outcome) => outcome.unanswered],
+  ['unclaimed', (outcome) => outcome.unclaimed],
 ];
 
 const summaryLine = (setting: Setting, outcomes: Outcome[], { from, to }: Seeds): string => {

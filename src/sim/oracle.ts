@@ -1,5 +1,7 @@
 import * as t from 'io-ts';
 import { RULES } from '../delivery/machine';
+import { LIMITS, type Runtime } from '../delivery/runtime';
+import { requestSettings } from '../provider/request';
 import type { CacheCall, SimCache } from './cache';
 import type { Scheduler } from './scheduler';
 import type { Setting } from './settings';
@@ -8,11 +10,12 @@ import type { Process, SimDelivery } from './world';
 
 /**
  * The oracle of a simulated run: it counts what the promises forbid (docs/guarantees.md): genuine events lost (a
- * perform cut off unanswered among them) or run twice, forged bodies run, revoked secrets trusted past the promise,
- * and junk that cost more Svix calls than the allowance; and for each failure, a trace.
+ * perform cut off unanswered, or still running when Zapier ends it at 30 s, among them) or run twice, forged bodies
+ * run, revoked secrets trusted past the promise, junk that cost more Svix calls than the allowance (per process and
+ * endpoint), and memory a runtime keeps past its bound at the end; and for each failure, a trace.
  */
 
-/** A perform, as it went; `cut`: the runtime ended it unanswered, nothing holding its loop (its event lost). */
+/** A perform, as it went; `cut`: the runtime ended it unanswered (nothing held its loop, or it ran past 30 s). */
 type Outcomes = 'ran' | 'no-items' | 'halted' | 'failed' | 'running' | 'cut';
 type Where = { delivery: SimDelivery; process: number; life: number; start: number; end: number };
 type How = { outcome: Outcomes; message: string; items: Array<Record<string, unknown>>; calls: SvixCall[] };
@@ -21,8 +24,9 @@ export type PerformRecord = Where & How & { cacheCalls: CacheCall[] };
 /** A run's result (a sweep's workers send it as a JSON line). */
 export const Outcome = t.type({
   ...{ setting: t.string, seed: t.number, events: t.number, deliveries: t.number, performs: t.number, lost: t.number },
-  /** unanswered: lost events whose every perform failed while Svix answered none of its process's calls (excused). */
-  ...{ unanswered: t.number, cut: t.number },
+  /** unanswered: lost events whose every perform failed while Svix answered none of its process's calls; unclaimed:
+   * events run twice, or lost, where z.cache gave a claim no answer that could settle it in its time (both excused). */
+  ...{ unanswered: t.number, unclaimed: t.number, cut: t.number, overTime: t.number, overMemory: t.number },
   ...{ doubled: t.number, forgedRun: t.number, revokedRun: t.number, junk: t.number, junkSvixCalls: t.number },
   ...{ junkOverBound: t.number, svixCalls: t.number, cacheCalls: t.number, virtualSeconds: t.number },
   /** How long genuine deliveries that ran took from perform to answer, ms: the 99th percentile and the longest. */
@@ -42,10 +46,16 @@ export const REVOKED_WITHIN = 60_000;
 export const PROCESS_SKEW = 1_000;
 /** A call Svix failed is made again after the back-off (at most 2 s) once it has ended (at most 3 s): within 6 s. */
 export const RETRY_WITHIN_MS = 6_000;
+/** Zapier ends a hook's perform this long after it began. */
+export const PERFORM_LIMIT_MS = 30_000;
 const MAX_TRACES = 3;
 
 const isJunk = (delivery: SimDelivery) => delivery.kind !== 'genuine' && delivery.signedBy.length === 0;
-const add = <T>(map: Map<string, T[]>, key: string, item: T) => map.set(key, [...(map.get(key) ?? []), item]);
+const add = <T>(map: Map<string, T[]>, key: string, item: T) => {
+  const items = map.get(key);
+  if (items) items.push(item);
+  else map.set(key, [item]);
+};
 const callsOf = (performs: PerformRecord[], of: 'calls' | 'cacheCalls') =>
   performs.reduce((n, p) => n + p[of].length, 0);
 /** The start times of the calls of these kinds. */
@@ -55,12 +65,19 @@ const startsOf = (calls: SvixCall[], ...kinds: Array<SvixCall['kind']>) =>
 export const judge = (run: Judged): Outcome => {
   const { svix, performs } = run;
   const messages = [...svix.messages.values()];
-  const tally = { lost: 0, unanswered: 0, doubled: 0, forgedRun: 0, revokedRun: 0, junkOverBound: 0 };
+  const tally = { lost: 0, unanswered: 0, unclaimed: 0, doubled: 0, forgedRun: 0, revokedRun: 0, junkOverBound: 0 };
   const traces: string[] = [];
-  const fail = (what: keyof typeof tally, by: number, title: string, focus: PerformRecord[], message?: SimMessage) => {
-    tally[what] += by;
+  const trace = (title: string, focus: PerformRecord[], message?: SimMessage) => {
     if (traces.length < MAX_TRACES) traces.push(traceOf(run, title, message, focus));
   };
+  const fail = (what: keyof typeof tally, by: number, title: string, focus: PerformRecord[], message?: SimMessage) => {
+    tally[what] += by;
+    trace(title, focus, message);
+  };
+  // Zapier ends a perform at 30 s: whatever one running longer would have answered counts for nothing.
+  const overTime = performs.filter((p) => p.outcome === 'running' || p.end - p.start > PERFORM_LIMIT_MS);
+  for (const perform of overTime) Object.assign(perform, { outcome: 'cut', items: [], message: 'ran past 30 s' });
+  if (overTime.length > 0) trace(`${overTime.length} performs ran past 30 s`, overTime);
   const [runsOf, performsOf] = [new Map<string, PerformRecord[]>(), new Map<string, PerformRecord[]>()];
   for (const perform of performs) {
     const { delivery } = perform;
@@ -79,35 +96,78 @@ export const judge = (run: Judged): Outcome => {
   }
   for (const message of messages) {
     const [runs, tried] = [runsOf.get(message.id) ?? [], performsOf.get(message.id) ?? []];
-    if (runs.length > 1) fail('doubled', runs.length - 1, `run ${runs.length} times`, tried, message);
+    // A run whose claim z.cache left unsettled in its time ran unclaimed: a possible duplicate, stated as such.
+    const extra = Math.max(0, runs.length - 1);
+    const doubled = Math.min(extra, Math.max(0, runs.filter(claimSettled).length - 1));
+    tally.unclaimed += extra - doubled;
+    if (doubled > 0) fail('doubled', doubled, `run ${runs.length} times`, tried, message);
     if (runs.length > 0) continue;
     if (tried.length > 0 && tried.every((perform) => svixNeverAnswered(run, perform))) tally.unanswered += 1;
+    else if (tried.some(claimedUnread)) tally.unclaimed += 1;
     else fail('lost', 1, 'lost', tried, message);
   }
-  // Junk: Svix calls made by performs of junk, per life of each process, against the allowance the rules state. Any
-  // call of the life that Svix failed may be made again by junk, outside the allowance.
-  for (const { index, lives } of run.processes) {
-    for (const { number } of lives) {
-      const life = performs.filter((perform) => perform.process === index && perform.life === number);
-      const junk = life.filter((perform) => isJunk(perform.delivery)).flatMap((perform) => perform.calls);
-      const failed = life.flatMap((perform) => perform.calls).filter((call) => !call.ok);
-      const { reads, listings } = RULES;
-      const over =
-        overBound(startsOf(junk, 'read'), reads.burst, reads.everyMs, startsOf(failed, 'read')) +
-        overBound(startsOf(junk, 'listing'), listings.burst, listings.everyMs, startsOf(failed, 'listing', 'page'));
-      const title = `junk past the allowance in process ${index + 1} (life ${number}): ${over}`;
-      if (over > 0) fail('junkOverBound', over, title, life.filter((perform) => perform.calls.length > 0).slice(0, 4));
-    }
-  }
+  tally.junkOverBound = junkPastBound(run, (title, focus) => trace(title, focus));
+  const overMemory = run.processes.flatMap(({ lives }) => lives).filter(({ runtime }) => !withinMemory(runtime));
+  if (overMemory.length > 0) trace(`${overMemory.length} runtimes kept memory past the bound`, []);
   const junk = performs.filter((perform) => isJunk(perform.delivery));
   return {
     ...{ setting: run.setting.name, seed: run.seed, events: messages.length, deliveries: performs.length },
     ...{ ...tally, performs: performs.length, cut: performs.filter((p) => p.outcome === 'cut').length },
+    ...{ overTime: overTime.length, overMemory: overMemory.length },
     ...{ junk: junk.length, junkSvixCalls: callsOf(junk, 'calls'), svixCalls: callsOf(performs, 'calls') },
     ...{ cacheCalls: callsOf(performs, 'cacheCalls'), latency: latencyOf(performs), traces },
     ...{ virtualSeconds: Math.round((run.scheduler.now - T0) / 1000) },
   };
 };
+
+/** Svix calls made by performs of junk, per life of a process and endpoint, past the allowance the rules state. Any
+ * call of that life and endpoint that Svix failed may be made again by junk, outside the allowance. */
+const junkPastBound = (run: Judged, trace: (title: string, focus: PerformRecord[]) => void): number => {
+  const groups = new Map<string, PerformRecord[]>();
+  for (const p of run.performs) if (p.calls.length > 0) add(groups, `${p.process}.${p.life}.${p.delivery.endpoint}`, p);
+  let over = 0;
+  for (const [where, group] of groups) {
+    const junk = group.filter((perform) => isJunk(perform.delivery)).flatMap((perform) => perform.calls);
+    const failed = group.flatMap((perform) => perform.calls).filter((call) => !call.ok);
+    const { reads, listings } = RULES;
+    const past =
+      overBound(startsOf(junk, 'read'), reads.burst, reads.everyMs, startsOf(failed, 'read')) +
+      overBound(startsOf(junk, 'listing'), listings.burst, listings.everyMs, startsOf(failed, 'listing', 'page'));
+    if (past > 0) trace(`junk past the allowance (process.life.endpoint ${where}): ${past}`, group.slice(0, 4));
+    over += past;
+  }
+  return over;
+};
+
+/** What a runtime keeps once every delivery has ended: at most its endpoints, and allowances let go no more than
+ * that, no window without a page, and of the record its budget plus the window read last (40 full pages). */
+const withinMemory = (runtime: Runtime): boolean => {
+  const held = runtime.held();
+  const lastWindow = RULES.maxPages * 250 * 2_048;
+  return (
+    held.endpoints <= LIMITS.endpoints &&
+    held.spent <= LIMITS.endpoints &&
+    held.emptyWindows === 0 &&
+    held.recordBytes <= LIMITS.recordBytes + lastWindow
+  );
+};
+
+/** A call on a message's claim, answered within its delivery's time. */
+const claimCall = ({ start }: PerformRecord, call: CacheCall) =>
+  call.key.startsWith('seen:') && call.end <= start + requestSettings.operationBudgetMs;
+/** A claim settled in its time: a set that stored it or said the key exists, or a read of its holder. */
+const claimSettled = (perform: PerformRecord) =>
+  perform.cacheCalls.some(
+    (call) =>
+      claimCall(perform, call) &&
+      (call.method === 'set' ? typeof call.answer === 'boolean' : typeof call.answer === 'string'),
+  );
+/** A perform whose claim was stored but answered as held (core's retry met its own write), with no read of whose it
+ * is in its time: it cannot tell its claim from another's, and does not run. */
+const claimedUnread = (perform: PerformRecord) =>
+  perform.outcome !== 'ran' &&
+  perform.cacheCalls.some((call) => call.key.startsWith('seen:') && call.fault === 'answer-lost') &&
+  !perform.cacheCalls.some((call) => claimCall(perform, call) && typeof call.answer === 'string');
 
 /**
  * Calls (their start times) past a token bucket of `burst` calls refilled one every `refillMs`, plus one for each
@@ -131,19 +191,19 @@ export const overBound = (times: readonly number[], burst: number, refillMs: num
 /**
  * The promise on revoked secrets, for a perform that ran on its delivered body (Svix's copy carries a mark the
  * delivered body lacks): every secret that signed it replaced, and a process saw a newer one more than a minute
- * before it ended, or it was replaced more than 10 minutes (RULES.freshForMs) before, whatever any process saw.
+ * before it ended, or it was replaced more than 10 minutes (RULES.freshForMs) before, whatever any process saw. Times
+ * are the world's: Svix keeps its rotations in its database, whatever its clock does.
  */
-const revocationBroken = ({ setting, svix }: Judged, perform: PerformRecord): string | undefined => {
+const revocationBroken = ({ svix }: Judged, perform: PerformRecord): string | undefined => {
   const signers = perform.delivery.signedBy;
   if (perform.items.some((item) => item.copy === 'record') || signers.length === 0) return undefined;
   const decidedAt = perform.end;
-  const svixAt = decidedAt + setting.svixClockSeconds * 1000;
-  if (signers.some((spell) => spell.replacedAt === undefined || spell.replacedAt > svixAt)) return undefined;
+  if (signers.some((spell) => spell.replacedAt === undefined || spell.replacedAt > decidedAt)) return undefined;
   const newest = signers.reduce((a, b) => ((a.replacedAt ?? 0) > (b.replacedAt ?? 0) ? a : b));
-  if ((newest.signsUntil ?? 0) > svixAt) return undefined;
+  if ((newest.signsUntil ?? 0) > decidedAt) return undefined;
   const seen = svix.newerReadAt(newest);
-  const replacedAt = (newest.replacedAt ?? 0) - setting.svixClockSeconds * 1000;
-  const ran = `ran on a body signed with ${newest.label}`;
+  const replacedAt = newest.replacedAt ?? 0;
+  const ran = `ran on a body signed with ${newest.label} of endpoint ${newest.endpoint}`;
   if (decidedAt > seen + REVOKED_WITHIN)
     return `${ran}, replaced, ${seconds(decidedAt - seen)} s after a process saw a newer secret`;
   if (decidedAt > replacedAt + RULES.freshForMs + 2 * PROCESS_SKEW)
@@ -151,32 +211,39 @@ const revocationBroken = ({ setting, svix }: Judged, perform: PerformRecord): st
   return undefined;
 };
 
-/** True when the perform ended in an error while Svix answered none of its process's calls. */
-const svixNeverAnswered = ({ performs }: Judged, { process, start, end, outcome, calls }: PerformRecord) =>
-  outcome === 'failed' &&
-  calls.length > 0 &&
-  !performs.some((p) => p.process === process && p.calls.some((c) => c.ok && c.end >= start && c.end <= end));
+/** True when the perform ended in an error while its process called Svix (it, or deliveries it waited on) and Svix
+ * answered none of those calls. */
+const svixNeverAnswered = ({ performs }: Judged, { process, start, end, outcome }: PerformRecord) => {
+  const during = performs
+    .filter((p) => p.process === process)
+    .flatMap((p) => p.calls.filter((c) => c.end >= start && c.end <= end));
+  return outcome === 'failed' && during.length > 0 && !during.some((c) => c.ok);
+};
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(3);
 
-/** A failure, readably: the message, the secrets and their rotations, and each perform with its calls and end. */
+/** A failure, readably: the message, the secrets of the endpoints concerned and their rotations (the world's clock;
+ * Svix's, for what it signed and made), and each perform with its calls and end. */
 const traceOf = (run: Judged, title: string, message: SimMessage | undefined, focus: PerformRecord[]) => {
-  const { setting, svix, cache } = run;
+  const { svix, cache } = run;
   const at = (ms: number) => `${seconds(ms - T0)}s`;
-  const svixAt = (ms: number) => at(ms - setting.svixClockSeconds * 1000);
-  const made = message ? `: ${message.id} (made at ${svixAt(message.createdAt)})` : '';
-  const secrets = svix.secrets.map(({ label, from, readAt }, index) => {
-    const { replacedAt = 0, signsUntil = 0 } = svix.secrets[index - 1] ?? {};
-    const grace = Math.round((signsUntil - replacedAt) / 1000);
-    const rotated = index ? ` at ${svixAt(from)}${grace ? ` (grace ${grace}s)` : ''}` : '';
-    return `${label}${rotated}${readAt ? `, first read ${at(readAt)}` : ''}`;
-  });
+  const made = message ? `: ${message.id} (made at ${at(message.createdAt)} on Svix's clock)` : '';
   const lines = [`FAIL ${title}${made}; the cache answers as ${cache.options.reading}'s does`];
-  lines.push(`  secrets: ${secrets.join('; ')}`);
+  for (const index of new Set(focus.map(({ delivery }) => delivery.endpoint))) {
+    const { secrets } = svix.endpoint(index);
+    const spells = secrets.map(({ label, from, readAt }, k) => {
+      const { replacedAt = 0, signsUntil = 0 } = secrets[k - 1] ?? {};
+      const grace = Math.round((signsUntil - replacedAt) / 1000);
+      const rotated = k ? ` at ${at(from)}${grace ? ` (grace ${grace}s)` : ''}` : '';
+      return `${label}${rotated}${readAt ? `, first read ${at(readAt)}` : ''}`;
+    });
+    lines.push(`  endpoint ${index}'s secrets: ${spells.join('; ')}`);
+  }
   for (const { delivery, ...perform } of focus.slice(0, 6)) {
     const signers = delivery.signedBy.map((spell) => spell.label).join('+') || 'no secret of the endpoint';
     const where = `process ${perform.process + 1} (life ${perform.life}) at ${at(perform.start)}`;
-    lines.push(`  ${delivery.kind} #${delivery.attempt} signed ${svixAt(delivery.signedAt)} by ${signers} → ${where}`);
+    const signed = `signed ${at(delivery.signedAt)} (Svix's clock) by ${signers}`;
+    lines.push(`  ${delivery.kind} #${delivery.attempt} to endpoint ${delivery.endpoint} ${signed} → ${where}`);
     for (const { method, key, start, end, fault, answer } of perform.cacheCalls) {
       const answered = `${fault ? `[${fault}] ` : ''}→ ${JSON.stringify(answer)?.slice(0, 40) ?? '-'}`;
       lines.push(`    cache ${method} ${key.replace(/:.*/, '')} ${at(start)}–${at(end)} ${answered}`);

@@ -1,5 +1,5 @@
 import TinyQueue from 'tinyqueue';
-import type { Timers } from '../delivery/runtime';
+import type { Timers } from '../provider/clock';
 
 type Timer = { at: number; order: number; run: () => void; cancelled?: boolean };
 

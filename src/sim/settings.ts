@@ -27,6 +27,14 @@ export const FIELDS = {
   processes: number(1, 4),
   backlogSeconds: number(0, 600), // the least every delivery waits in Zapier's queue
   stolen: number(0, 20), // per rotation, forgeries within 30 minutes of it, signed with the latest secret revoked then
+  cacheLatencyMs: number(0, 30_000), // z.cache's slowest round trips, heavy-tailed (0: every one 1–12 ms)
+  commitLagMs: number(0, 30_000), // Svix's slowest commits, heavy-tailed (0: 1–300 ms); keys up to 30 s stale on rotating
+  svixClockJumps: oneOf(true, false), // Svix's clock steps forward or back by up to 300 s, three times a run
+  forgeAheadSeconds: number(0, 300), // forgeries signed up to this far ahead
+  junkSpreadSeconds: number(0, 604_800), // junk names message ids from any time this far back, old windows included
+  endpoints: number(1, 5_000), // the app's endpoints (a Zap's each), every process serving them all
+  cold: oneOf(true, false), // every delivery in a fresh process
+  hours: number(0, 24), // a long run: the events spread over this many hours, junk every 30 s, Svix down hourly
 };
 type Field = keyof typeof FIELDS;
 const isField = (key: string): key is Field => Object.hasOwn(FIELDS, key);
@@ -53,10 +61,17 @@ export const rulesOf = (changes: RuleChanges = {}): Rules => ({
 const BASE: Setting = {
   ...{ name: 'base', events: 200, perSecond: 2, share: 0.05, rotations: 3, grace: 'both', closePairs: false },
   ...{ junkBurst: 0, historyFaults: false, svixClockSeconds: 0, processes: 2, backlogSeconds: 0, stolen: 0 },
+  ...{ cacheLatencyMs: 0, commitLagMs: 0, svixClockJumps: false, forgeAheadSeconds: 0, junkSpreadSeconds: 0 },
+  ...{ endpoints: 1, cold: false, hours: 0 },
 };
 const vary = (name: string, changes: Partial<Setting>): Setting => ({ ...BASE, ...changes, name });
 const EVERYTHING: Partial<Setting> = {
   ...{ share: 0.2, rotations: 15, grace: 'both', closePairs: true, junkBurst: 100, historyFaults: true, processes: 4 },
+};
+
+const WIDE: Partial<Setting> = {
+  ...{ svixClockSeconds: -60, stolen: 4, cacheLatencyMs: 8_000, commitLagMs: 5_000, svixClockJumps: true },
+  ...{ forgeAheadSeconds: 300, junkSpreadSeconds: 3_600, endpoints: 20 },
 };
 
 export const SETTINGS: readonly Setting[] = [
@@ -82,6 +97,25 @@ export const SETTINGS: readonly Setting[] = [
   vary('everything-fast', { ...EVERYTHING, perSecond: 50, svixClockSeconds: -240 }),
   vary('everything-slow', { ...EVERYTHING, perSecond: 1 / 60, svixClockSeconds: 240 }),
   vary('everything', { ...EVERYTHING, svixClockSeconds: -60 }),
+  // The wider world: each of its adversities pushed to its extreme from the base, then all together.
+  vary('slow-cache', { share: 0.2, rotations: 5, cacheLatencyMs: 30_000 }),
+  vary('commit-lag', { rotations: 8, closePairs: true, commitLagMs: 30_000 }),
+  vary('svix-clock-jumps', { rotations: 5, svixClockSeconds: 240, svixClockJumps: true }),
+  vary('forged-ahead', { share: 0.2, rotations: 5, grace: 'immediate', stolen: 10, forgeAheadSeconds: 300 }),
+  vary('old-junk', { rotations: 5, junkBurst: 100, junkSpreadSeconds: 604_800 }),
+  // A process serving more endpoints than it keeps: each endpoint's machine let go between its deliveries.
+  vary('many-endpoints', {
+    events: 6_000,
+    perSecond: 200,
+    rotations: 5,
+    junkBurst: 40,
+    processes: 1,
+    endpoints: 2_000,
+  }),
+  vary('cold', { share: 0.2, rotations: 5, historyFaults: true, processes: 4, cold: true }),
+  vary('long-run', { events: 500, rotations: 10, hours: 24 }),
+  vary('wide-world', { ...EVERYTHING, ...WIDE }),
+  vary('wide-world-cold', { ...EVERYTHING, ...WIDE, cold: true }),
 ];
 
 /** The setting with each `--set KEY=VALUE` and `--rule KEY=VALUE` applied (its name marked), or why one is refused. */
@@ -116,8 +150,10 @@ export const outcomeLine = (outcome: Outcome, setting: Setting): string =>
   `performs=${outcome.performs} lost=${outcome.lost} doubled=${outcome.doubled} forged_run=${outcome.forgedRun} ` +
   `revoked_run=${outcome.revokedRun} junk=${outcome.junk} junk_svix_calls=${outcome.junkSvixCalls} ` +
   `svix_calls_per_junk=${(outcome.junkSvixCalls / Math.max(1, outcome.junk)).toFixed(2)} ` +
-  `junk_over_allowance=${outcome.junkOverBound} unanswered=${outcome.unanswered} cut=${outcome.cut} svix_calls=${outcome.svixCalls} ` +
+  `junk_over_allowance=${outcome.junkOverBound} over_time=${outcome.overTime} over_memory=${outcome.overMemory} ` +
+  `unanswered=${outcome.unanswered} unclaimed=${outcome.unclaimed} cut=${outcome.cut} svix_calls=${outcome.svixCalls} ` +
   `cache_calls=${outcome.cacheCalls} virtual_s=${outcome.virtualSeconds} p99_ms=${outcome.latency.p99} max_ms=${outcome.latency.max} replay="${replayCommand(setting, outcome.seed)}"`;
 
 export const failed = (outcome: Outcome): boolean =>
-  outcome.lost + outcome.doubled + outcome.forgedRun + outcome.revokedRun + outcome.junkOverBound > 0;
+  outcome.lost + outcome.doubled + outcome.forgedRun + outcome.revokedRun + outcome.junkOverBound > 0 ||
+  outcome.overTime + outcome.overMemory > 0;

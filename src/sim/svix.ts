@@ -6,14 +6,16 @@ import type { Random } from './random';
 import type { Scheduler } from './scheduler';
 
 /**
- * Svix as a simulated run sees it: one Consumer App with the Zap's endpoint, its secrets over time, the app's messages,
- * and the answers to a perform's calls over a faulty network; its clock (ms) may be off the world's. It signs as Svix
- * does, by every secret valid then (a test checks its signatures against the provider's reference library).
+ * Svix as a simulated run sees it: one Consumer App with the Zaps' endpoints, each with its secrets over time, the
+ * app's messages, and the answers to a perform's calls over a faulty network; its clock (ms) may be off the world's,
+ * and may step. It signs as Svix does, by every secret valid then (a test checks its signatures against the
+ * provider's reference library), from a cache of keys that may be up to 30 s old after a rotation.
  */
 
-/** A secret: from, replaced, signing until (Svix's clock); `label` names it in traces; `readAt`: a process's first read. */
+/** A secret of an endpoint: from, replaced, signing until, and a process's first read of it (all on the world's clock:
+ * Svix keeps rotations in its database, whatever its clock does); `label` names it in traces. */
 type Ends = { replacedAt?: number; signsUntil?: number; readAt?: number };
-export type SecretSpell = { key: string; label: string; from: number } & Ends;
+export type SecretSpell = { key: string; label: string; from: number; endpoint: number } & Ends;
 
 /** A call of the app: a read of the secret, a listing, or a listing's further page (the allowance counts listings). */
 type Kind = 'read' | 'listing' | 'page';
@@ -36,47 +38,85 @@ const FAULT_ANSWERS: Partial<Record<string, Answer>> = {
 /** Svix keeps at most this many old secrets signing during their grace. */
 const MAX_OLD_SECRETS = 10;
 
-export class SimSvix {
+/** One endpoint of the app: its secrets, oldest first, and the rotations whose keys Svix's cache had not yet seen. */
+export class SimEndpoint {
   readonly secrets: SecretSpell[] = [];
-  readonly messages = new Map<string, SimMessage>(); // oldest first
-  readonly appId: string;
-  readonly endpointId: string;
+  /** After a rotation at `at`, Svix signed with the keys before it until `until` (its cache of keys). */
+  private readonly unseen: Array<{ at: number; until: number }> = [];
   constructor(
-    private readonly random: Random,
-    private readonly scheduler: Scheduler,
-    private readonly offsetMs: number,
-    /** The network's: latency, and faults as likely as the run's share of adversity. */
-    private readonly faults: { random: Random; share: number },
+    readonly id: string,
+    readonly index: number,
+    key: string,
+    from: number,
   ) {
-    this.appId = this.newId('app');
-    this.endpointId = this.newId('ep');
-    this.secrets.push({ key: this.newSecret(), label: 'S0', from: this.now() });
+    this.secrets.push({ key, label: 'S0', from, endpoint: index });
   }
-  now = (): number => this.scheduler.now + this.offsetMs; // Svix's clock
-  newId = (prefix: string): string => `${prefix}_${encodeKsuidMs(this.now(), this.random.bytes(15))}`;
-  newSecret = (): string => `whsec_${Buffer.from(this.random.bytes(24)).toString('base64')}`;
   get current(): SecretSpell {
     const current = this.secrets[this.secrets.length - 1];
     if (!current) throw new Error('The endpoint has no secret.');
     return current;
   }
-  /** Rotates the endpoint's secret; the old one keeps signing for `graceMs` (0: stops at once). */
-  rotate(graceMs: number): void {
-    const old = this.current;
-    old.replacedAt = this.now();
-    old.signsUntil = old.replacedAt + graceMs;
-    this.secrets.push({ key: this.newSecret(), label: `S${this.secrets.length}`, from: old.replacedAt });
+  /** Rotates the secret at `now`; the old one keeps signing for `graceMs` (0: stops at once), and Svix signs with the
+   * keys before it for `staleMs` more (its cache of keys). */
+  rotate(now: number, key: string, graceMs: number, staleMs = 0): void {
+    Object.assign(this.current, { replacedAt: now, signsUntil: now + graceMs });
+    this.secrets.push({ key, label: `S${this.secrets.length}`, from: now, endpoint: this.index });
+    if (staleMs > 0) this.unseen.push({ at: now, until: now + staleMs });
   }
-  /** The secrets that sign an attempt made at `at`: the current one and the old ones still in their grace. */
+  /** The secrets that sign an attempt made at `at`: the current one and the old ones still in their grace, as Svix's
+   * cache of keys holds them then. */
   signingAt(at: number): SecretSpell[] {
-    const old = this.secrets.filter((spell) => (spell.signsUntil ?? -Infinity) > at && spell.from <= at);
-    return [this.current, ...old.slice(-MAX_OLD_SECRETS)].filter((spell) => spell.from <= at);
+    const cached = this.unseen.find((rotation) => rotation.at <= at && at < rotation.until)?.at;
+    const as = cached === undefined ? at : cached - 1;
+    const valid = this.secrets.filter((spell) => spell.from <= as);
+    const current = valid[valid.length - 1] ?? this.current;
+    const old = valid.filter((spell) => spell !== current && (spell.signsUntil ?? -Infinity) > at);
+    return [current, ...old.slice(-MAX_OLD_SECRETS)];
   }
-  /** When a process first read a secret newer than this one (world's clock; Infinity: none yet). */
+  /** When a process first read a secret newer than this one (Infinity: none yet). */
   newerReadAt(spell: SecretSpell): number {
     const newer = this.secrets.slice(this.secrets.indexOf(spell) + 1);
     return Math.min(...newer.map((other) => other.readAt ?? Infinity));
   }
+}
+
+export class SimSvix {
+  readonly endpoints: SimEndpoint[];
+  readonly messages = new Map<string, SimMessage>(); // oldest first
+  readonly appId: string;
+  private readonly byId: Map<string, SimEndpoint>;
+  /** Until then (world's clock), every call of the app hangs until its timeout: Svix is down. */
+  downUntil = -Infinity;
+  constructor(
+    private readonly random: Random,
+    private readonly scheduler: Scheduler,
+    /** Svix's clock ahead of the world's (negative: behind); it may step (`step`). */
+    private offsetMs: number,
+    /** The network's: latency, and faults as likely as the run's share of adversity. */
+    private readonly faults: { random: Random; share: number },
+    endpoints = 1,
+  ) {
+    this.appId = this.newId('app');
+    this.endpoints = Array.from({ length: endpoints }, (_, index) => {
+      return new SimEndpoint(this.newId('ep'), index, this.newSecret(), scheduler.now);
+    });
+    this.byId = new Map(this.endpoints.map((endpoint) => [endpoint.id, endpoint]));
+  }
+  now = (): number => this.scheduler.now + this.offsetMs; // Svix's clock
+  /** Svix's clock steps by `ms` (forward or back). */
+  step = (ms: number): void => void (this.offsetMs += ms);
+  get offset(): number {
+    return this.offsetMs;
+  }
+  newId = (prefix: string, at = this.now()): string => `${prefix}_${encodeKsuidMs(at, this.random.bytes(15))}`;
+  newSecret = (): string => `whsec_${Buffer.from(this.random.bytes(24)).toString('base64')}`;
+  endpoint = (index: number): SimEndpoint => {
+    const endpoint = this.endpoints[index];
+    if (!endpoint) throw new RangeError(`There is no endpoint ${index}.`);
+    return endpoint;
+  };
+  /** When a process first read a secret newer than this one (Infinity: none yet). */
+  newerReadAt = (spell: SecretSpell): number => this.endpoint(spell.endpoint).newerReadAt(spell);
   /** The signature header of a delivery signed at `seconds` (Svix's whole seconds) with these keys. */
   sign = (id: string, seconds: number, body: string, keys: readonly string[]): string =>
     keys.map((key) => `v1,${hmac(key, `${id}.${seconds}.${body}`)}`).join(' ');
@@ -85,7 +125,7 @@ export class SimSvix {
   createMessage(payload: SimMessage['payload'], commitMs: number): SimMessage {
     const [id, createdAt, body] = [this.newId('msg'), this.now(), JSON.stringify(payload)];
     const listed = JSON.stringify(messageOut({ id, createdAt, payload }));
-    const message = { id, createdAt, committedAt: createdAt + commitMs, payload, body, listed };
+    const message = { id, createdAt, committedAt: this.scheduler.now + commitMs, payload, body, listed };
     this.messages.set(message.id, message);
     return message;
   }
@@ -98,7 +138,8 @@ export class SimSvix {
     log.push(call);
     const timeout = typeof options.timeout === 'number' ? options.timeout : 10_000;
     const latency = faults.random.between(20, 180);
-    const fault = faults.random.chance(faults.share) ? faults.random.pick(FAULTS) : undefined;
+    const drawn = faults.random.chance(faults.share) ? faults.random.pick(FAULTS) : undefined;
+    const fault = scheduler.now < this.downUntil ? 'hang' : drawn;
     const finish = (ok: boolean) => Object.assign(call, { end: scheduler.now, ok, fault });
     if (fault === 'refused') {
       await scheduler.sleep(2);
@@ -112,7 +153,7 @@ export class SimSvix {
     }
     await scheduler.sleep(latency / 2);
     const answer = FAULT_ANSWERS[fault ?? ''] ?? this.answer(options.method ?? 'GET', path, { ...options.params });
-    const showed = call.kind === 'read' && answer.status === 200 ? this.current : undefined;
+    const showed = answer.status === 200 ? this.readOf(path) : undefined;
     await scheduler.sleep(latency / 2);
     finish(answer.status < 300 || answer.status === 404);
     call.showed = showed;
@@ -120,22 +161,30 @@ export class SimSvix {
     const content = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
     return { status: answer.status, content, ...(fault === '429' ? { retryAfter: '1' } : {}) };
   }
+  /** The endpoint whose secret a path reads, if it does. */
+  private endpointOf(path: string): SimEndpoint | undefined {
+    const [, id] = /^\/api\/v1\/app\/[^/]+\/endpoint\/([^/]+)\/secret$/.exec(path) ?? [];
+    return id === undefined ? undefined : this.byId.get(id);
+  }
+  private readOf = (path: string): SecretSpell | undefined => this.endpointOf(path)?.current;
   /** Svix's answer to a call of the app, as it stands now. */
   private answer(method: string, path: string, params: Record<string, unknown>): Answer {
     const app = `/api/v1/app/${this.appId}`;
     if (method !== 'GET' || !path.startsWith(app)) return NOT_FOUND;
-    const rest = path.slice(app.length);
-    if (rest === `/endpoint/${this.endpointId}/secret`) return { status: 200, body: { key: this.current.key } };
-    return rest === '/msg' ? { status: 200, body: this.list(params) } : NOT_FOUND;
+    const endpoint = this.endpointOf(path);
+    if (endpoint) return { status: 200, body: { key: endpoint.current.key } };
+    return path === `${app}/msg` ? { status: 200, body: this.list(params) } : NOT_FOUND;
   }
   /** The app's messages, newest first, as `GET …/msg` lists them (after, before, limit, iterator, event_types). */
   private list({ after, before, limit, iterator, event_types: types }: Record<string, unknown>): string {
     const time = (value: unknown, otherwise: number) => (typeof value === 'string' ? Date.parse(value) : otherwise);
     const [from, to] = [time(after, -Infinity), time(before, Infinity)];
     const wanted = types === undefined || String(types).split(',').includes(EVENT_TYPE_NAME);
-    const shown = (m: SimMessage) => m.createdAt > from && m.createdAt < to && m.committedAt <= this.now();
+    const now = this.scheduler.now;
+    const shown = (m: SimMessage) => m.createdAt > from && m.createdAt < to && m.committedAt <= now;
     const matching = [...this.messages.values()].filter((m) => wanted && shown(m));
-    matching.reverse();
+    // Newest first by id (a KSUID: its time first), as Svix orders them, whatever its clock did.
+    matching.sort((a, b) => (a.id < b.id ? 1 : -1));
     // An iterator is the id of the last message of the previous page; one that is not there lists nothing.
     const start =
       typeof iterator !== 'string' ? 0 : matching.findIndex(({ id }) => id === iterator) + 1 || matching.length;

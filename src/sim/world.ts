@@ -1,5 +1,6 @@
 import { errors } from 'zapier-platform-core';
-import { clockOf, LIMITS, Runtime } from '../delivery/runtime';
+import { LIMITS, Runtime } from '../delivery/runtime';
+import { clockOf } from '../provider/clock';
 import type { Io } from '../provider/request';
 import { operationsFor } from '../triggers/auctionStatusChanged';
 import { SimCache } from './cache';
@@ -15,22 +16,40 @@ import { SimSvix, type SecretSpell, type SimMessage } from './svix';
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
 /** Svix's waits before each attempt after a failed one. */
 const RETRIES = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 120 * MINUTE, 300 * MINUTE, 600 * MINUTE, 600 * MINUTE];
 const GRACES = [1 * SECOND, 30 * SECOND, 10 * MINUTE];
 const STATUSES = ['CREATED', 'OPEN_FOR_BIDDING', 'CLOSED', 'LOTS_SOLD', 'CANCELLED'];
 const FORGERIES = ['wrong-secret', 'tampered', 'unsigned', 'too-old', 'not-a-svix-id', 'revoked-secret'] as const;
 type Kind = 'genuine' | 'junk' | 'replayed-id' | (typeof FORGERIES)[number];
+/** How far Svix's clock may step from where it began, and the furthest ahead it may go: past 5 minutes ahead, every
+ * receiver refuses its signatures. */
+const CLOCK_STEP_MS = 300 * SECOND;
+const CLOCK_AHEAD_MS = 290 * SECOND;
 
 /** What Zapier takes: its body, its headers' id, signature (none: unsigned) and second (Svix's clock, ms). */
 type Sent = { kind: Kind; id: string; body: string; signature: string | undefined; signedAt: number };
-/** The endpoint's secrets that signed its body (none for junk), the message it carries, and Svix's attempt. */
-export type SimDelivery = Sent & { signedBy: SecretSpell[]; message: SimMessage | undefined; attempt: number };
+/** The endpoint it was sent to, its secrets that signed its body (none for junk), the message it carries, and
+ * Svix's attempt. */
+export type SimDelivery = Sent & {
+  endpoint: number;
+  signedBy: SecretSpell[];
+  message: SimMessage | undefined;
+  attempt: number;
+};
 
 type Deliver = ReturnType<typeof operationsFor>['deliver'];
 /** A process has lives, the one running last: Zapier takes processes cold, and starts new ones. */
 export type Process = { index: number; skew: number; lives: Life[] };
-type Life = { process: Process; number: number; loop: EventLoop; deliver: Deliver; running: Set<PerformRecord> };
+export type Life = {
+  process: Process;
+  number: number;
+  runtime: Runtime;
+  loop: EventLoop;
+  deliver: Deliver;
+  running: Set<PerformRecord>;
+};
 
 /** For the oracle's own tests: what a process's timers do (none holding the loop, say), and its delivery (broken). */
 type Timers = Pick<EventLoop, 'setTimeout' | 'clearTimeout'>;
@@ -41,15 +60,26 @@ const headersOf = ({ id, signedAt, signature }: SimDelivery) => ({
   ...(signature === undefined ? {} : { 'Http-Svix-Signature': signature }),
 });
 
+/** A duration of up to `max` ms, heavy-tailed: most short, a few near `max`. */
+const heavy = (random: Random, least: number, max: number): number => least + (max - least) * random.between() ** 4;
+
 export const simulate = async (setting: Setting, seed: number, vary: Variation = {}) => {
   const { share } = setting;
   const root = new Random(seed);
   const [plan, zapierRandom, faultRandom] = [root.fork(), root.fork(), root.fork()];
   const scheduler = new Scheduler(T0);
-  const svix = new SimSvix(root.fork(), scheduler, setting.svixClockSeconds * SECOND, { random: faultRandom, share });
+  const svixRandom = root.fork();
+  const faults = { random: faultRandom, share };
+  const svix = new SimSvix(svixRandom, scheduler, setting.svixClockSeconds * SECOND, faults, setting.endpoints);
   const commits = root.fork(); // how long Svix's transaction writing a message takes
   const reading = plan.chance(0.5) ? 'zapier' : 'redis';
-  const cache = new SimCache(scheduler, faultRandom.fork(), { reading, share, historyFaults: setting.historyFaults });
+  const cacheOptions = {
+    reading,
+    share,
+    historyFaults: setting.historyFaults,
+    slowMs: setting.cacheLatencyMs,
+  } as const;
+  const cache = new SimCache(scheduler, faultRandom.fork(), cacheOptions);
   const rules = rulesOf(setting.rules);
   const performs: PerformRecord[] = [];
   const busy = new Set<Life>(); // the lives with performs running
@@ -59,9 +89,10 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const loop = new EventLoop(scheduler);
     const { setTimeout, clearTimeout } = vary.timers?.(loop) ?? loop;
     const clock = clockOf({ now: () => scheduler.now + process.skew, setTimeout, clearTimeout });
-    const made = operationsFor(new Runtime(clock, LIMITS, rules, `P${process.index}.${process.lives.length}`)).deliver;
+    const runtime = new Runtime(clock, LIMITS, rules, `P${process.index}.${process.lives.length}`);
+    const made = operationsFor(runtime).deliver;
     const deliver = vary.deliver?.(made) ?? made;
-    process.lives.push({ process, number: process.lives.length, loop, deliver, running: new Set() });
+    process.lives.push({ process, number: process.lives.length, runtime, loop, deliver, running: new Set() });
     return lifeOf(process);
   };
   const lifeOf = (process: Process): Life => process.lives[process.lives.length - 1] ?? newLife(process);
@@ -69,10 +100,11 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const process: Process = { index, skew: index === 0 ? 0 : plan.int(-PROCESS_SKEW, PROCESS_SKEW), lives: [] };
     return newLife(process).process;
   });
-  const subscribeData = {
-    ...{ id: svix.endpointId, secret: svix.current.key, checkedAt: scheduler.now },
+  /** What each endpoint's subscribe stored: its id and first secret, and whether it learnt the cache honours nx. */
+  const subscriptions = svix.endpoints.map((endpoint) => ({
+    ...{ id: endpoint.id, secret: endpoint.current.key, checkedAt: scheduler.now },
     ...(plan.chance(0.8) ? { cacheHonoursNx: true } : {}),
-  };
+  }));
   const authData = { apiKey: 'testsk_simulated', appId: svix.appId, serverUrl: 'http://127.0.0.1:9' };
 
   /** The ports a perform's calls go through; every call holds its process's event loop until answered. */
@@ -85,11 +117,13 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     ...{ errors, log: () => undefined },
   });
 
-  /** Zapier's queue: a delivery waits, then its perform starts in the latest life of the process it went to. */
+  /** Zapier's queue: a delivery waits, then its perform starts in the latest life of the process it went to (a new
+   * one, where every delivery goes to a fresh process). */
   const receive = (delivery: SimDelivery): void => {
     const waited = zapierRandom.chance(share) ? zapierRandom.between(SECOND, 5 * MINUTE) : zapierRandom.between(5, 300);
     const process = zapierRandom.pick(processes);
-    scheduler.after(setting.backlogSeconds * SECOND + waited, () => startPerform(lifeOf(process), delivery));
+    const start = () => startPerform(setting.cold ? newLife(process) : lifeOf(process), delivery);
+    scheduler.after(setting.backlogSeconds * SECOND + waited, start);
   };
 
   const startPerform = (life: Life, delivery: SimDelivery): void => {
@@ -101,6 +135,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     life.running.add(record);
     busy.add(life);
     const rawRequest = { content: delivery.body, headers: headersOf(delivery) };
+    const subscribeData = subscriptions[delivery.endpoint];
     const settle = (outcome: PerformRecord['outcome'], message: string, items: PerformRecord['items'] = []) => {
       if (record.outcome === 'cut') return;
       Object.assign(record, { outcome, message, items: items.map((item) => ({ ...item })), end: scheduler.now });
@@ -129,78 +164,93 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   };
 
   /** Svix attempts a message: the endpoint may fail for a moment (Zapier never took it), or lose its answer. */
-  const attempt = (message: SimMessage, number: number): void => {
+  const attempt = (message: SimMessage, endpoint: number, number: number): void => {
     const seconds = Math.floor(svix.now() / SECOND);
-    const signedBy = svix.signingAt(svix.now());
+    const signedBy = svix.endpoint(endpoint).signingAt(scheduler.now);
     const keys = signedBy.map(({ key }) => key);
     const signature = svix.sign(message.id, seconds, message.body, keys);
     const delivery: SimDelivery = {
-      ...{ kind: 'genuine', id: message.id, body: message.body, signature, signedBy },
+      ...{ kind: 'genuine', id: message.id, body: message.body, signature, signedBy, endpoint },
       ...{ signedAt: seconds * SECOND, message, attempt: number },
     };
     const failed = zapierRandom.chance(share) ? zapierRandom.pick(['unavailable', 'answer-lost'] as const) : undefined;
     if (failed !== 'unavailable') receive(delivery);
     const retry = RETRIES[number - 1];
-    if (failed && retry !== undefined) scheduler.after(retry, () => attempt(message, number + 1));
+    if (failed && retry !== undefined) scheduler.after(retry, () => attempt(message, endpoint, number + 1));
   };
 
   const uuid = (): string => {
     const hex = Buffer.from(plan.bytes(16)).toString('hex');
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
   };
+  const endpointOf = (): number => plan.int(0, setting.endpoints - 1);
 
-  /** A forgery of this kind (of a real message, if any), or junk claiming a second of its own. */
-  const forge = (kind: Kind, real: SimMessage | undefined, claimedSeconds?: number): void => {
+  /** A forgery of this kind sent to an endpoint (of a real message, if any), or junk claiming a second of its own. */
+  const forge = (kind: Kind, endpoint: number, real: SimMessage | undefined, claimedSeconds?: number): void => {
     const now = Math.floor(svix.now() / SECOND);
+    const secrets = svix.endpoint(endpoint).secrets;
     const payload = { auctioneerUuid: 'forged', auctionUuid: uuid(), status: 'LOTS_SOLD' };
     const body = JSON.stringify(payload);
-    const madeUp = svix.newId('msg');
+    // Junk names a message of any time in the spread; a made-up id of any other forgery, the present.
+    const madeUp = svix.newId(
+      'msg',
+      svix.now() - (kind === 'junk' ? plan.between(0, setting.junkSpreadSeconds) : 0) * SECOND,
+    );
     // A secret revoked: replaced, and its grace over (until then it signs, and whoever holds it signs as Svix).
-    const revoked = svix.secrets.filter((spell) => (spell.signsUntil ?? Infinity) <= svix.now()).pop();
+    const revoked = secrets.filter((spell) => (spell.signsUntil ?? Infinity) <= scheduler.now).pop();
     const stranger = svix.newSecret();
     const tampered = kind === 'tampered'; // signed by Svix as sent, then changed on the way
     const withRevoked = kind === 'revoked-secret' && revoked !== undefined;
-    const signedBy = kind === 'too-old' || kind === 'not-a-svix-id' ? [svix.current] : withRevoked ? [revoked] : [];
+    const current = svix.endpoint(endpoint).current;
+    const signedBy = kind === 'too-old' || kind === 'not-a-svix-id' ? [current] : withRevoked ? [revoked] : [];
     // A revoked secret's body takes a real id only once every process must refuse it: until then it may run instead.
     const promised =
       withRevoked && plan.chance(0.5) && svix.newerReadAt(revoked) + REVOKED_WITHIN + SECOND < scheduler.now;
     const realId = (tampered || kind === 'replayed-id' || promised) && real;
     const id = kind === 'not-a-svix-id' ? 'msg_not-one-svix-makes' : realId ? realId.id : madeUp;
-    const seconds = kind === 'too-old' ? now - 8 * 24 * 3600 : (claimedSeconds ?? now);
-    const keys = (tampered ? svix.signingAt(svix.now()) : signedBy).map((spell) => spell.key);
+    const ahead = kind === 'junk' || kind === 'too-old' ? 0 : plan.int(0, setting.forgeAheadSeconds);
+    const seconds = kind === 'too-old' ? now - 8 * 24 * 3600 : (claimedSeconds ?? now + ahead);
+    const keys = (tampered ? svix.endpoint(endpoint).signingAt(scheduler.now) : signedBy).map((spell) => spell.key);
     const signed = tampered ? (real?.body ?? body) : body;
     const changed = { ...(real?.payload ?? payload), status: 'CANCELLED_BY_FORGER' };
     const delivered = tampered ? JSON.stringify(changed) : body;
     receive({
       ...{ kind: kind === 'revoked-secret' && !revoked ? 'wrong-secret' : kind, id, body: delivered, signedBy },
       signature: kind === 'unsigned' ? undefined : svix.sign(id, seconds, signed, keys.length > 0 ? keys : [stranger]),
-      ...{ signedAt: seconds * SECOND, message: id === real?.id ? real : undefined, attempt: 0 },
+      ...{ signedAt: seconds * SECOND, message: id === real?.id ? real : undefined, attempt: 0, endpoint },
     });
   };
 
-  /** Junk claims any second: now, minutes ago, the very second of the last rotation, or minutes ahead. */
-  const junkSecond = (): number => {
+  /** Junk claims any second: now, minutes ago, the very second of the endpoint's last rotation, or minutes ahead. */
+  const junkSecond = (endpoint: number): number => {
     const now = Math.floor(svix.now() / SECOND);
+    const { secrets, current } = svix.endpoint(endpoint);
     const choice = plan.int(0, 3);
     if (choice === 0) return now;
     if (choice === 1) return now - plan.int(1, 600);
-    if (choice === 2 && svix.secrets.length > 1) return Math.floor(svix.current.from / SECOND);
+    if (choice === 2 && secrets.length > 1) return Math.floor((current.from + svix.offset) / SECOND);
     return now + plan.int(1, 240);
   };
+  const junk = (endpoint: number) => forge('junk', endpoint, undefined, junkSecond(endpoint));
 
   // The plan: events at random (exponential waits), rotations among them, junk after each, processes gone cold.
-  const meanWait = SECOND / setting.perSecond;
+  const meanWait = setting.hours > 0 ? (setting.hours * HOUR) / setting.events : SECOND / setting.perSecond;
   let at = T0 + 2 * SECOND;
   const eventTimes = Array.from({ length: setting.events }, () => (at += -meanWait * Math.log(1 - plan.between())));
   for (const time of eventTimes) {
     scheduler.at(time, () => {
       const payload = { auctioneerUuid: uuid(), auctionUuid: uuid(), status: plan.pick(STATUSES) };
-      const lag = commits.between(1, 300); // attempts begin once Svix's transaction writing it commits
+      // Attempts begin once Svix's transaction writing it commits.
+      const lag = setting.commitLagMs > 0 ? heavy(commits, 1, setting.commitLagMs) : commits.between(1, 300);
       const message = svix.createMessage(payload, lag);
-      scheduler.after(lag + plan.between(5, 50), () => attempt(message, 1));
-      if (plan.chance(share)) scheduler.after(lag + plan.between(5, 200), () => attempt(message, RETRIES.length + 1));
+      const endpoint = endpointOf();
+      scheduler.after(lag + plan.between(5, 50), () => attempt(message, endpoint, 1));
       if (plan.chance(share))
-        scheduler.after(lag + plan.between(0, 5_000), () => forge(plan.pick([...FORGERIES, 'replayed-id']), message));
+        scheduler.after(lag + plan.between(5, 200), () => attempt(message, endpoint, RETRIES.length + 1));
+      if (plan.chance(share)) {
+        const kind = plan.pick([...FORGERIES, 'replayed-id'] as const);
+        scheduler.after(lag + plan.between(0, 5_000), () => forge(kind, endpoint, message));
+      }
     });
   }
   const first = eventTimes[0] ?? T0;
@@ -211,22 +261,46 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     for (let index = 1; index < rotationTimes.length; index += 2)
       rotationTimes[index] = (rotationTimes[index - 1] ?? first) + plan.between(2 * SECOND, 40 * SECOND);
   }
+  let rotated = endpointOf();
   rotationTimes.forEach((time, index) => {
     const immediate = setting.grace === 'immediate' || (setting.grace === 'both' && index % 2 === 0);
     const grace = immediate ? 0 : plan.pick(GRACES);
+    // Close pairs rotate one endpoint twice; Svix signs from a cache of keys that may be up to 30 s old.
+    const endpoint = setting.closePairs && index % 2 === 1 ? rotated : (rotated = endpointOf());
+    const stale = setting.commitLagMs > 0 ? plan.between(0, 30 * SECOND) : 0;
     scheduler.at(time, () => {
-      svix.rotate(grace);
+      svix.endpoint(endpoint).rotate(scheduler.now, svix.newSecret(), grace, stale);
       for (let count = 0; count < setting.junkBurst; count += 1) {
-        const second = junkSecond();
-        scheduler.after(plan.between(0, 1_000), () => forge('junk', undefined, second));
+        const second = junkSecond(endpoint);
+        scheduler.after(plan.between(0, 1_000), () => forge('junk', endpoint, undefined, second));
       }
       for (let count = 0; count < setting.stolen; count += 1)
-        scheduler.after(plan.between(0, 30 * MINUTE), () => forge('revoked-secret', undefined));
+        scheduler.after(plan.between(0, 30 * MINUTE), () => forge('revoked-secret', endpoint, undefined));
     });
   });
+  // Svix's clock steps three times, staying within 5 minutes of where it began and never 5 minutes ahead.
+  for (let jump = 0; setting.svixClockJumps && jump < 3; jump += 1) {
+    const step = plan.between(-CLOCK_STEP_MS, CLOCK_STEP_MS);
+    scheduler.at(first + plan.between(0, 1) * span, () => {
+      const start = setting.svixClockSeconds * SECOND;
+      const to = Math.min(start + CLOCK_STEP_MS, CLOCK_AHEAD_MS, Math.max(start - CLOCK_STEP_MS, svix.offset + step));
+      svix.step(to - svix.offset);
+    });
+  }
+  // A long run: junk every 30 s on average, and Svix down for 1 to 10 minutes each hour.
+  for (let hour = 0; hour < setting.hours; hour += 1) {
+    const down = first + hour * HOUR + plan.between(0, 50 * MINUTE);
+    const minutes = plan.between(1, 10);
+    scheduler.at(down, () => (svix.downUntil = scheduler.now + minutes * MINUTE));
+    for (let junkAt = first + hour * HOUR; junkAt < first + (hour + 1) * HOUR;) {
+      junkAt += -30 * SECOND * Math.log(1 - plan.between());
+      const endpoint = endpointOf();
+      scheduler.at(junkAt, () => junk(endpoint));
+    }
+  }
   for (const process of processes) {
     for (let cold = 0; cold < 2; cold += 1) scheduler.at(first + plan.between(0, 1) * span, () => newLife(process));
   }
-  await scheduler.run(2_000_000, runtimeRule);
+  await scheduler.run(20_000_000, runtimeRule);
   return judge({ setting, seed, svix, performs, processes, cache, scheduler });
 };

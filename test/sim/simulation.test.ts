@@ -63,8 +63,9 @@ describe('the simulation', () => {
 
   it("signs as the provider's reference library does, with every secret given", () => {
     const svix = new SimSvix(new Random(7), new Scheduler(T0), 0, { random: new Random(8), share: 0 });
-    svix.rotate(60_000);
-    const keys = svix.secrets.map((spell) => spell.key);
+    const endpoint = svix.endpoint(0);
+    endpoint.rotate(T0, svix.newSecret(), 60_000);
+    const keys = endpoint.secrets.map((spell) => spell.key);
     const body = '{"status":"CLOSED"}';
     const reference = keys.map((key) => new Webhook(key).sign('msg_1', new Date(1_767_600_000_000), body));
     expect(svix.sign('msg_1', 1_767_600_000, body, keys)).toBe(reference.join(' '));
