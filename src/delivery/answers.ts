@@ -77,12 +77,13 @@ export const apply = (e: Endpoint, r: Result, now: number, by?: Delivery): void 
     const w = e.windows.get(r.window);
     Object.assign(svix, { failures: 0, retryAfter: 0 });
     if (!w) return;
-    Object.assign(w, { startedAt: w.startedAt ?? r.start, calling: false, failed: false });
+    const startedAt = w.startedAt ?? r.start;
+    Object.assign(w, { startedAt, calling: false, failed: false });
     Object.assign(w, { pages: w.pages + 1, listing: w.listing + 1 });
     for (const [id, listed] of r.page.messages) w.messages.set(id, listed);
     w.iterator = r.page.next;
     w.complete = r.page.next === undefined || w.listing >= e.rules.maxPages;
-    if (w.complete) w.listedAt = w.startedAt ?? r.start;
+    if (w.complete) w.listedAt = startedAt;
     else w.at = now;
   }
 };

@@ -160,15 +160,15 @@ const join = (call: Call, d: Delivery, now: number, command: Command): Command =
   return command;
 };
 
-/** A delivery is done: the calls it scheduled and did not make, and those nobody took on, are dropped, and with them
- * every window that holds no page (a listing's later pages are left free to whoever needs them). */
+/** A delivery is done: the calls it scheduled and did not make (made by another only if it needs them), and those
+ * nobody took on, are dropped, and with them every window that holds no page (a listing's later pages are left free
+ * to whoever needs them). */
 export const leave = (e: Endpoint, d: Delivery): void => {
-  const dropped = (call: Call | undefined) => call && !call.calling && (call.owner === d || !call.owner);
-  if (dropped(e.read)) e.read = undefined;
+  if (e.read && (e.read.owner === d || (!e.read.owner && !e.read.calling))) e.read = undefined;
   if (e.cache.sharer === d) e.cache.sharer = undefined;
   for (const [start, w] of e.windows) {
     if (w.owner === d) Object.assign(w, { owner: undefined, calling: false });
-    if (w.pages === 0 && dropped(w)) e.windows.delete(start);
+    if (w.pages === 0 && !w.owner && !w.calling) e.windows.delete(start);
   }
 };
 
@@ -214,9 +214,8 @@ const reading = (
 };
 
 /** Rule 5: Svix's record, listed a window at a time, each listing shared by every delivery of its window. */
-const record = (e: Endpoint, d: Delivery, now: number, kind?: Kind): Command | undefined => {
+const record = (e: Endpoint, d: Delivery, createdAt: number, now: number, kind?: Kind): Command | undefined => {
   const { rules } = e;
-  const createdAt = d.createdAt ?? -Infinity;
   if (createdAt < e.madeAt - rules.clockStepMs) return halt('before-endpoint');
   const start = Math.floor(createdAt / rules.windowMs) * rules.windowMs;
   const w = e.windows.get(start);
@@ -269,7 +268,8 @@ export const decide = (e: Endpoint, d: Delivery, now: number): Command => {
 const VERDICTS = new Set<Command['kind']>(['run', 'error', 'confirmed', 'halt', 'refused']);
 
 const next = (e: Endpoint, d: Delivery, now: number): Command => {
-  if (d.createdAt === undefined) return halt('not-a-svix-id');
+  const { createdAt } = d;
+  if (createdAt === undefined) return halt('not-a-svix-id');
   const synced = sync(e, d, now);
   if (synced) return synced;
   const { history, rules } = e;
@@ -277,7 +277,7 @@ const next = (e: Endpoint, d: Delivery, now: number): Command => {
   const signed = d.signedWith(current.secret);
   const unsure = unsureUntil(history, rules.skewMs);
   if (unsure !== undefined && (signed || (old[0] && d.signedWith(old[0].secret))))
-    return reading(e, d, now, undefined, unsure) ?? record(e, d, now) ?? timeUp(e, d, now);
+    return reading(e, d, now, undefined, unsure) ?? record(e, d, createdAt, now) ?? timeUp(e, d, now);
   if (signed) {
     const sure = now - Math.max(e.lookedAt, e.readAt) <= rules.lookEveryMs;
     if (sure && fresh(e, now)) return { kind: 'run' };
@@ -288,7 +288,7 @@ const next = (e: Endpoint, d: Delivery, now: number): Command => {
   const charged = oldSigned === 0;
   const settled = e.readAt >= d.arrivedAt - rules.togetherMs;
   const read = d.signatures > oldSigned && !settled ? reading(e, d, now, charged ? 'reads' : undefined) : undefined;
-  return read ?? record(e, d, now, charged ? 'listings' : undefined) ?? timeUp(e, d, now);
+  return read ?? record(e, d, createdAt, now, charged ? 'listings' : undefined) ?? timeUp(e, d, now);
 };
 
 /** Rule 3: the current secret was seen in the last 10 minutes. */

@@ -14,13 +14,10 @@ export const withinDeadline = (clock: Clock, io: Io, deadline: number): Io => {
     const timer = clock.sleep(left);
     return new Promise<T>((resolve, reject) => {
       void timer.done.then(() => reject(LATE));
-      const settle = () => timer.cancel();
-      try {
-        call().then(resolve, reject).finally(settle);
-      } catch (error) {
-        reject(error);
-        settle();
-      }
+      void Promise.resolve()
+        .then(call)
+        .then(resolve, reject)
+        .finally(() => timer.cancel());
     });
   };
   const { get, set } = io.cache;

@@ -23,7 +23,7 @@ export interface Timers<T> {
 export const clockOf = <T>(timers: Timers<T>): Clock => ({
   now: () => timers.now(),
   sleep: (ms) => {
-    let end: () => void = () => undefined;
+    let end!: () => void;
     const done = new Promise<void>((resolve) => (end = resolve));
     const timer = timers.setTimeout(end, Math.max(0, ms));
     return { done, cancel: () => (timers.clearTimeout(timer), end()) };

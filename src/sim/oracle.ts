@@ -141,7 +141,7 @@ const junkPastBound = (run: Judged, trace: (title: string, focus: PerformRecord[
 
 /** What a runtime keeps once every delivery has ended: at most its endpoints, and allowances let go no more than
  * that, no window without a page, and of the record its budget plus the window read last (40 full pages). */
-const withinMemory = (runtime: Runtime): boolean => {
+export const withinMemory = (runtime: Runtime): boolean => {
   const held = runtime.held();
   const lastWindow = RULES.maxPages * 250 * 2_048;
   return (

@@ -341,6 +341,19 @@ describe('leave', () => {
     expect(e.read?.owner).toBe(other);
     expect(decide(e, other, 3_150)).toEqual({ kind: 'read' });
   });
+
+  it('drops a listing its delivery scheduled and did not make, or was making when it ended', () => {
+    const e = warm(2_000, { current: S1, old: [S0] });
+    transient(e, 0, 3_000);
+    const d = delivery(['s0'], 3_000);
+    expect(decide(e, d, 3_000)).toEqual({ kind: 'wait', until: 3_000 + backoffMs(1) });
+    leave(e, d);
+    expect(e.windows.size).toBe(0);
+    expect(decide(e, d, 3_100)).toEqual({ kind: 'wait', until: 3_100 });
+    expect(decide(e, d, 3_100)).toMatchObject({ kind: 'list', window: 2_000 });
+    leave(e, d);
+    expect(e.windows.get(2_000)).toBeUndefined();
+  });
 });
 
 describe('a call its delivery no longer needs', () => {

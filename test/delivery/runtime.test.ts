@@ -100,6 +100,14 @@ describe('4. z.cache calls of a delivery end at its deadline', () => {
     expect(clock.now() - before).toBeLessThan(1_000);
   });
 
+  it('a call asked for once the deadline has passed fails at once, and is not made', async () => {
+    const clock = virtualClock(50);
+    let made = 0;
+    const counted: Io = { ...hung(), cache: { get: async () => (made += 1), set: async () => true } };
+    await expect(withinDeadline(clock, counted, clock.now()).cache.get('k')).rejects.toThrow('did not answer');
+    expect(made).toBe(0);
+  });
+
   it('a cold delivery whose look and claim hang answers at its deadline, and runs (a possible duplicate, not a loss)', async () => {
     const clock = virtualClock(50);
     const { deliver } = operationsFor(new Runtime(clock));

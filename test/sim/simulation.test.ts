@@ -6,7 +6,8 @@ import type { DeliveryBundle } from '../../src/triggers/auctionStatusChanged';
 
 import { WORKER_FLAGS } from '../../src/sim/cli';
 import { failed, outcomeLine, replayCommand, SETTINGS, type Setting } from '../../src/sim/settings';
-import { Outcome, overBound, RETRY_WITHIN_MS, T0 } from '../../src/sim/oracle';
+import { Outcome, overBound, RETRY_WITHIN_MS, T0, withinMemory } from '../../src/sim/oracle';
+import { Runtime } from '../../src/delivery/runtime';
 import { Random } from '../../src/sim/random';
 import { EventLoop, Scheduler } from '../../src/sim/scheduler';
 import { SimSvix } from '../../src/sim/svix';
@@ -26,25 +27,32 @@ const named = (name: string): Setting => {
   return setting;
 };
 
-/** One seed of a setting (its rules changed by `--rule KEY=VALUE`), run by `npm run simulate`'s worker, as a sweep
- * runs it (with its flags). */
-const simulated = (name: string, seed: number, ...rules: string[]): Promise<Outcome> =>
+/** One seed of a setting (changed by `--set KEY=VALUE` options), run by `npm run simulate`'s worker, as a sweep runs
+ * it (with its flags). */
+const simulated = (name: string, seed: number, ...sets: string[]): Promise<Outcome> =>
   runBuilt(
     Outcome,
     'sim/cli.js',
-    ['--worker', '--setting', name, ...rules.flatMap((rule) => ['--rule', rule]), '--seeds', `${seed}-${seed}`],
+    ['--worker', '--setting', name, ...sets.flatMap((set) => ['--set', set]), '--seeds', `${seed}-${seed}`],
     WORKER_FLAGS,
   );
 
-/** The promises: nothing lost, run twice, forged or revoked run, and junk within the allowance. */
+/** The promises: nothing lost, run twice, forged or revoked run, junk within the allowance, no perform past 30 s, and
+ * memory within its bound. */
 const broken = (outcome: Outcome) => ({
   lost: outcome.lost,
   doubled: outcome.doubled,
   forgedRun: outcome.forgedRun,
   revokedRun: outcome.revokedRun,
   junkOverBound: outcome.junkOverBound,
+  overTime: outcome.overTime,
+  overMemory: outcome.overMemory,
 });
-const NONE = { lost: 0, doubled: 0, forgedRun: 0, revokedRun: 0, junkOverBound: 0 };
+/** The --set options of the regressions that need them. */
+const QUIET_13 = ['historyFaults=true', 'processes=4', 'share=0.2'];
+const AHEAD = ['stolen=10', 'rotations=5', 'grace=immediate', 'forgeAheadSeconds=295'];
+const SLOW = ['cacheLatencyMs=8000'];
+const NONE = { lost: 0, doubled: 0, forgedRun: 0, revokedRun: 0, junkOverBound: 0, overTime: 0, overMemory: 0 };
 
 jest.setTimeout(60_000);
 
@@ -102,31 +110,43 @@ describe('the simulation', () => {
     expect(listed).toEqual({ 0: false, 300: true });
   });
 
-  it("needs its margin past a message's time: without it, a listing begun before the commit refutes the event", async () => {
-    const [without, within] = await Promise.all([simulated('share-0.2', 12, 'marginMs=0'), simulated('share-0.2', 12)]);
-    expect([broken(without), broken(within)]).toEqual([{ ...NONE, lost: 1 }, NONE]);
-  });
-
-  it.each(['base', 'everything', 'backlog'])('keeps every promise at the setting %s', async (name) => {
-    const setting = named(name);
-    const outcome = await simulated(name, 1_000 + SETTINGS.indexOf(setting));
-    expect({ line: outcomeLine(outcome, setting), ...broken(outcome) }).toEqual({ line: expect.any(String), ...NONE });
-    expect(outcome.events).toBe(setting.events);
-  });
+  it.each(['base', 'everything', 'backlog', 'wide-world', 'long-run'])(
+    'keeps every promise at the setting %s',
+    async (name) => {
+      const setting = named(name);
+      const outcome = await simulated(name, 1_000 + SETTINGS.indexOf(setting));
+      expect({ line: outcomeLine(outcome, setting), ...broken(outcome) }).toEqual({
+        line: expect.any(String),
+        ...NONE,
+      });
+      expect(outcome.events).toBe(setting.events);
+    },
+  );
 });
 
-/** Seeds that failed in a sweep of an earlier design, kept with what they found; each replays with its line. */
-const REGRESSIONS: Array<[setting: string, seed: number, found: string]> = [
+/** Seeds that failed in a sweep of an earlier design, kept with what they found; each replays with its line. Those of
+ * 8c1b55a fail on its delivery path in today's world, as its closing note shows. */
+const REGRESSIONS: Array<[setting: string, seed: number, found: string, sets?: string[]]> = [
   ['backlog', 4, 'a listing whose scheduler left with its answer was never continued: 15 lost'],
   ['everything-fast', 3, "a read scheduled by a genuine delivery, made by junk's perform, counted as junk's"],
   ['everything-fast', 61, 'a read kept until its deadline by a delivery a look had taught: 4 lost'],
   ['everything-fast', 238, 'junk made a free call a genuine delivery gave up: one past the bound'],
   ['quiet-stolen-secret', 86, 'Svix hung twice, and a replaced secret ran 692 s after its rotation'],
+  ['quiet-stolen-secret', 13, '8c1b55a: S4 trusted 168 s after a newer read, the sharing given up', QUIET_13],
+  ['base', 49, '8c1b55a: a forgery signed 295 s ahead ran, and 12 genuine events were refuted after it', AHEAD],
+  ['slow-cache', 71, "8c1b55a: a claim forgot the cache's false after a throttle and an error: run twice"],
+  ['base', 20, '8c1b55a: z.cache calls without a deadline kept two performs past 30 s, their events lost', SLOW],
+  ['long-run', 4, '8c1b55a: windows nobody would list kept past their deliveries, in six runtimes'],
+  ['commit-lag', 13, '8c1b55a: listings begun before a slow commit refuted 29 genuine events'],
+  ['backlog', 34, 'a window listed again lost what it had found when its delivery left: 2 lost'],
+  ['slow-cache', 7, "a delivery waited 23 s behind another's look, then had no time for the record: lost"],
+  ['slow-cache', 145, 'a body accepted 35 s after a look ran 60.017 s after a newer read, its claim slow'],
+  ['cold', 31, 'a verdict deferred to share what it read was decided again, out of time: lost'],
 ];
 
 describe('seeds that once failed', () => {
-  it.each(REGRESSIONS)('%s seed %d (%s) keeps every promise', async (name, seed) => {
-    expect(broken(await simulated(name, seed))).toEqual(NONE);
+  it.each(REGRESSIONS)('%s seed %d (%s) keeps every promise', async (name, seed, _found, sets = []) => {
+    expect(broken(await simulated(name, seed, ...sets))).toEqual(NONE);
   });
 });
 
@@ -198,6 +218,27 @@ describe('the oracle', () => {
     const held = await simulate(base, 3);
     expect({ cut: held.cut, lost: held.lost }).toEqual({ cut: 0, lost: 0 });
     expect(failed(held)).toBe(false);
+  });
+
+  it('counts a perform still running 30 s after it began as Zapier ends it, its event lost', async () => {
+    const outcome = await simulate({ ...base, name: 'custom', events: 20 }, 5, {
+      deliver: (deliver) => async (io, bundle) => {
+        // About 40 s of z.cache round trips (1–12 ms each) before the delivery is even looked at.
+        for (let call = 0; call < 6_000; call += 1) await io.cache.get('slow');
+        return deliver(io, bundle);
+      },
+    });
+    expect(outcome.overTime).toBe(outcome.performs);
+    expect(outcome.lost).toBe(outcome.events);
+  });
+
+  it('finds a runtime that kept a window without a page past its deliveries', () => {
+    const runtime = new Runtime();
+    expect(withinMemory(runtime)).toBe(true);
+    const { state } = runtime.endpoint('endpoint', 0, { secret: 's', start: 0, end: 0, by: 'subscribe' });
+    const window = { at: 0, calling: false, paid: false, pages: 0, listing: 0, listedAt: -Infinity };
+    state.windows.set(0, { ...window, complete: false, failed: false, messages: new Map() });
+    expect(withinMemory(runtime)).toBe(false);
   });
 
   it('measures the allowance as a burst and a refill: calls past it are counted, whatever their spacing', () => {

@@ -1,6 +1,6 @@
 import nock from 'nock';
 import { CLAIM_TTL_SECONDS, SIGNING_WINDOW } from '../../src/delivery/claim';
-import { refusalMessage } from '../../src/messages';
+import { RECORD_REFUSALS, refusalMessage } from '../../src/messages';
 import {
   APP_ID,
   ENDPOINT_ID,
@@ -122,6 +122,22 @@ describe('perform (a live delivery)', () => {
     expect(refused.message).toMatch(/the Zap did not run/);
     // Core appends the bundle (with the endpoint secret) to errors it may contextify: not to these.
     expect(refused.message).not.toMatch(/What happened|whsec_|subscribeData/);
+    scope.done();
+  });
+
+  it.each([
+    ['another event type', { eventType: 'ANOTHER_EVENT', payload }, RECORD_REFUSALS.notConfirmed],
+    ['a message whose content Svix no longer keeps', { payload: { expired: true } }, RECORD_REFUSALS.expired(MSG_ID)],
+  ])('halts on a signature no secret made when the record lists its message as %s', async (_, listed, message) => {
+    const scope = nock(PROVIDER);
+    scope.get(secretPath).reply(200, { key: SECRET });
+    const record = { id: MSG_ID, eventType: 'AUCTION_STATUS_CHANGE', timestamp: MSG_OCCURRED_AT, ...listed };
+    scope
+      .get(messagesPath)
+      .query(true)
+      .reply(200, { data: [record], done: true, iterator: null });
+    const refused = await failure(run(signedRequest(body, { secrets: [newSecret()] })));
+    expect(refused).toMatchObject({ name: 'HaltedError', message });
     scope.done();
   });
 
