@@ -42,8 +42,13 @@ const run = (command, args, env = {}) => {
 
 /** What V8 recorded under `directory`, mapped back to the delivery path's sources. */
 const v8Map = (directory) =>
-  new Report({ tempDirectory: directory, reporter: [], include: FILES, excludeAfterRemap: true, src: [ROOT] })
-    .getCoverageMapFromAllCoverageFiles();
+  new Report({
+    tempDirectory: directory,
+    reporter: [],
+    include: FILES,
+    excludeAfterRemap: true,
+    src: [ROOT],
+  }).getCoverageMapFromAllCoverageFiles();
 
 /** Each line's branches and functions (V8 reports no branch inside a function never called), in the order they
  * start, each with whether it ran: `file:line` → [{ column, ran }]. */
@@ -89,7 +94,13 @@ if (values.tests) {
   for (const test of tests) {
     const directory = join(OUT, 'jest', test.replace(/[/.]/g, '_'));
     const collect = FILES.flatMap((file) => ['--collectCoverageFrom', file]);
-    const coverage = ['--coverage', '--coverageProvider=v8', '--coverageReporters=json', '--coverageDirectory', directory];
+    const coverage = [
+      '--coverage',
+      '--coverageProvider=v8',
+      '--coverageReporters=json',
+      '--coverageDirectory',
+      directory,
+    ];
     run('npx', [...NODE_22, 'jest', test, '--silent', ...coverage, ...collect]);
     const json = JSON.parse(readFileSync(join(directory, 'coverage-final.json'), 'utf8'));
     tested.set(test, armsByLine(libCoverage.createCoverageMap(json)));
@@ -125,5 +136,8 @@ for (const [key, arms] of swept) {
 for (const [file, { ran, all }] of [...files].sort())
   lines.push(`  ${file}: ${ran} of ${all} (${((100 * ran) / Math.max(1, all)).toFixed(1)}%)`);
 unreached.sort((x, y) => x.file.localeCompare(y.file) || x.line - y.line);
-lines.push(`Branches and functions the sweep does not run (${unreached.length}):`, ...unreached.map(({ text }) => text));
+lines.push(
+  `Branches and functions the sweep does not run (${unreached.length}):`,
+  ...unreached.map(({ text }) => text),
+);
 process.stdout.write(`${lines.join('\n')}\n`);
