@@ -34,7 +34,7 @@ export const FIELDS = {
   junkSpreadSeconds: number(0, 604_800), // junk names message ids from any time this far back, old windows included
   endpoints: number(1, 5_000), // the app's endpoints (a Zap's each), every process serving them all
   cold: oneOf(true, false), // every delivery in a fresh process
-  hours: number(0, 24), // a long run: the events spread over this many hours, junk every 30 s, Svix down hourly
+  hours: number(0, 24), // a long run: the events spread over this many hours, junk every 2 min, Svix down hourly
 };
 type Field = keyof typeof FIELDS;
 const isField = (key: string): key is Field => Object.hasOwn(FIELDS, key);

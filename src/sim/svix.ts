@@ -83,6 +83,8 @@ export class SimEndpoint {
 export class SimSvix {
   readonly endpoints: SimEndpoint[];
   readonly messages = new Map<string, SimMessage>(); // oldest first
+  /** The messages in the order of their time (Svix's clock may step back): a listing finds its bounds in it. */
+  private readonly byTime: SimMessage[] = [];
   readonly appId: string;
   private readonly byId: Map<string, SimEndpoint>;
   /** Until then (world's clock), every call of the app hangs until its timeout: Svix is down. */
@@ -127,6 +129,7 @@ export class SimSvix {
     const listed = JSON.stringify(messageOut({ id, createdAt, payload }));
     const message = { id, createdAt, committedAt: this.scheduler.now + commitMs, payload, body, listed };
     this.messages.set(message.id, message);
+    this.byTime.splice(this.firstAfter(createdAt, true), 0, message);
     return message;
   }
   /** A call of the app, as the network carries it, logged. */
@@ -175,14 +178,25 @@ export class SimSvix {
     if (endpoint) return { status: 200, body: { key: endpoint.current.key } };
     return path === `${app}/msg` ? { status: 200, body: this.list(params) } : NOT_FOUND;
   }
+  /** Where in `byTime` the first message later than `at` is (`orLater` false: the first at `at` or later). */
+  private firstAfter(at: number, orLater: boolean): number {
+    let [low, high] = [0, this.byTime.length];
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      const time = this.byTime[middle]?.createdAt ?? Infinity;
+      if (orLater ? time <= at : time < at) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
   /** The app's messages, newest first, as `GET …/msg` lists them (after, before, limit, iterator, event_types). */
   private list({ after, before, limit, iterator, event_types: types }: Record<string, unknown>): string {
     const time = (value: unknown, otherwise: number) => (typeof value === 'string' ? Date.parse(value) : otherwise);
     const [from, to] = [time(after, -Infinity), time(before, Infinity)];
     const wanted = types === undefined || String(types).split(',').includes(EVENT_TYPE_NAME);
     const now = this.scheduler.now;
-    const shown = (m: SimMessage) => m.createdAt > from && m.createdAt < to && m.committedAt <= now;
-    const matching = [...this.messages.values()].filter((m) => wanted && shown(m));
+    const within = this.byTime.slice(this.firstAfter(from, true), this.firstAfter(to, false));
+    const matching = wanted ? within.filter((m) => m.committedAt <= now) : [];
     // Newest first by id (a KSUID: its time first), as Svix orders them, whatever its clock did.
     matching.sort((a, b) => (a.id < b.id ? 1 : -1));
     // An iterator is the id of the last message of the previous page; one that is not there lists nothing.

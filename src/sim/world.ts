@@ -287,13 +287,13 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
       svix.step(to - svix.offset);
     });
   }
-  // A long run: junk every 30 s on average, and Svix down for 1 to 10 minutes each hour.
+  // A long run: junk every 2 minutes on average, and Svix down for 1 to 10 minutes each hour.
   for (let hour = 0; hour < setting.hours; hour += 1) {
     const down = first + hour * HOUR + plan.between(0, 50 * MINUTE);
     const minutes = plan.between(1, 10);
     scheduler.at(down, () => (svix.downUntil = scheduler.now + minutes * MINUTE));
     for (let junkAt = first + hour * HOUR; junkAt < first + (hour + 1) * HOUR;) {
-      junkAt += -30 * SECOND * Math.log(1 - plan.between());
+      junkAt += -2 * MINUTE * Math.log(1 - plan.between());
       const endpoint = endpointOf();
       scheduler.at(junkAt, () => junk(endpoint));
     }
