@@ -78,8 +78,7 @@ export const apply = (e: Endpoint, r: Result, now: number, by?: Delivery): void 
     Object.assign(svix, { failures: 0, retryAfter: 0 });
     if (!w) return;
     const startedAt = w.startedAt ?? r.start;
-    Object.assign(w, { startedAt, calling: false, failed: false });
-    Object.assign(w, { pages: w.pages + 1, listing: w.listing + 1 });
+    Object.assign(w, { startedAt, calling: false, failed: false, pages: w.pages + 1, listing: w.listing + 1 });
     for (const [id, listed] of r.page.messages) w.messages.set(id, listed);
     w.iterator = r.page.next;
     w.complete = r.page.next === undefined || w.listing >= e.rules.maxPages;

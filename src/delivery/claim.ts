@@ -42,13 +42,9 @@ export const FAILED = 'failed';
  * lost: it cannot tell them apart, and trusts the answer).
  */
 export const newClaim = (token: string, honoursNx: boolean | undefined) => ({
-  token,
-  call: honoursNx === undefined ? 'probe' : first(honoursNx),
-  failures: 0,
-  failedAt: -Infinity,
-  /** A `set` answered `false`: the key exists. */
-  exists: false,
-  verdict: unsettled,
+  ...{ token, call: honoursNx === undefined ? 'probe' : first(honoursNx), failures: 0, failedAt: -Infinity },
+  /** Whether a `set` answered `false` (the key exists), and the verdict, once reached. */
+  ...{ exists: false, verdict: unsettled },
 });
 const first = (honoursNx: boolean): ClaimCall => (honoursNx ? 'set' : 'check');
 const unsettled: boolean | undefined = undefined;

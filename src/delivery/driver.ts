@@ -3,8 +3,9 @@ import { couldNotCheck, couldNotConfirm, haltMessage } from '../messages';
 import { ExpiredPayload, type MessageOut } from '../provider/codecs';
 import { getEndpointSecret, listMessagesBetween } from '../provider/api';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
+import { timeOfProviderId } from '../provider/ksuid';
 import type { Failure } from '../provider/failures';
-import { probeNx, withinDeadline } from '../provider/cache';
+import { callWithin, probeNx, withinDeadline } from '../provider/cache';
 import { halt, raise, type Caller, type Io } from '../provider/request';
 import { apply, type Result } from './answers';
 import { applyClaim, CLAIM_TTL_SECONDS, FAILED, newClaim, nextClaim, type ClaimCall } from './claim';
@@ -21,7 +22,7 @@ import type { Runtime, Slot } from './runtime';
  */
 
 /** The Zap's endpoint as its subscribe stored it, keyed by the connection (as z.cache is scoped). */
-export type Subscription = { id: string; secret: string; madeAt: number; checkedAt: number; key: string };
+export type Subscription = { id: string; secret: string; checkedAt: number; key: string };
 export type Verdict = { kind: 'signed' } | { kind: 'confirmed'; event: unknown };
 /** A delivery as its perform reads it, before the machine keeps anything of it. */
 export type Envelope = Omit<Delivery, 'looked' | 'steps' | 'verdict'>;
@@ -31,9 +32,12 @@ export const historyKey = (endpointId: string): string => `history:${endpointId}
 
 /** The delivery's verdict: the usual one (signed with the current secret, known fresh) at once, without a promise. */
 export const verify = (runtime: Runtime, io: Io, caller: () => Caller, sub: Subscription, envelope: Envelope) => {
-  const seen = { secret: sub.secret, start: sub.checkedAt, end: sub.checkedAt, by: 'subscribe' };
-  const slot = runtime.endpoint(sub.key, sub.madeAt, seen);
-  const run = { runtime, io, caller, sub, slot, delivery: { ...envelope, looked: false, steps: 0 } };
+  const slot = runtime.endpoint(sub.key, () => ({
+    madeAt: timeOfProviderId(sub.id) ?? sub.checkedAt,
+    current: { secret: sub.secret, start: sub.checkedAt, end: sub.checkedAt, by: 'subscribe' },
+  }));
+  const delivery = { ...envelope, looked: false, steps: 0, verdict: undefined };
+  const run = { runtime, io, caller, sub, slot, delivery };
   const first = decided(run);
   return first.kind === 'run' ? ({ kind: 'signed' } satisfies Verdict) : steps(run, first);
 };
@@ -94,11 +98,8 @@ const carryOut = async (
   const { runtime, io, sub, slot, delivery } = run;
   const start = runtime.clock.now();
   const key = historyKey(sub.id);
-  const { cache } = withinDeadline(
-    runtime.clock,
-    io,
-    Math.min(delivery.deadline, start + slot.state.rules.cacheCallMs),
-  );
+  const until = Math.min(delivery.deadline, start + slot.state.rules.cacheCallMs);
+  const { cache } = withinDeadline(runtime.clock, io, until);
   switch (command.kind) {
     case 'look':
       return cache.get(key).then(
@@ -153,27 +154,33 @@ const listed = (message: MessageOut): Listed => {
   return expired ? 'expired' : { payload: message.payload };
 };
 
-/** Claims a message for this delivery (claim.ts decides; `io`'s cache calls end at `deadline`): true to run it. */
-export const claimOnce = (
+/** Claims a message for this delivery (claim.ts decides; its cache calls end at `deadline`), and hands `then` whether
+ * to run it. Callbacks, not promise chains: core tracks every promise a perform makes, and a claim is on every
+ * delivery's way. */
+export const claimOnce = <T>(
   runtime: Runtime,
   io: Pick<Io, 'cache'>,
   key: string,
   honoursNx: boolean | undefined,
   deadline: number,
-): Promise<boolean> => {
+  then: (claimed: boolean) => T,
+): Promise<T> => {
   const { clock, claims } = runtime;
   const claim = newClaim(`${claims.token}.${(claims.count += 1)}`, honoursNx ?? claims.honoursNx);
-  const call = (kind: ClaimCall): Promise<unknown> => {
+  const call = (kind: ClaimCall) => (): Promise<unknown> => {
     if (kind === 'probe') return probeNx(io).then((probed) => (claims.honoursNx = probed));
     return kind === 'set' ? io.cache.set(key, claim.token, CLAIM_TTL_SECONDS, true) : io.cache.get(key);
   };
-  // Promise chains rather than async layers: the platform tracks every promise a delivery makes.
-  const step = (): Promise<boolean> => {
-    const command = nextClaim(claim, clock.now(), deadline);
-    if (command.kind === 'done') return Promise.resolve(command.run);
-    if (command.kind === 'wait') return clock.sleep(command.until - clock.now()).done.then(step);
-    const answered = (answer: unknown) => (applyClaim(claim, command.kind, answer, clock.now()), step());
-    return call(command.kind).then(answered, () => answered(FAILED));
-  };
-  return step();
+  return new Promise<T>((resolve) => {
+    const step = (): void => {
+      const command = nextClaim(claim, clock.now(), deadline);
+      if (command.kind === 'done') return resolve(then(command.run));
+      if (command.kind === 'wait') return void clock.after(command.until - clock.now(), step);
+      callWithin(clock, deadline, call(command.kind), (answer) => {
+        applyClaim(claim, command.kind, 'value' in answer ? answer.value : FAILED, clock.now());
+        step();
+      });
+    };
+    step();
+  });
 };

@@ -99,14 +99,7 @@ export interface Window extends Call {
 export type Next = 'look' | 'reread' | 'create' | 'update';
 const none = <T>(): T | undefined => undefined;
 /** A listing of a window to make (of one listed before, it keeps what that found). */
-const listing = {
-  listing: 0,
-  complete: false,
-  failed: false,
-  refused: undefined,
-  startedAt: undefined,
-  iterator: undefined,
-};
+const listing = { listing: 0, complete: false, failed: false, ...{ refused: undefined, startedAt: undefined } };
 
 export const newEndpoint = (madeAt: number, current: Sighting, rules: Rules = RULES) => ({
   rules,
@@ -239,7 +232,8 @@ const record = (e: Endpoint, d: Delivery, createdAt: number, now: number, kind?:
   if (own + CALL_MS > d.deadline) return undefined;
   if (pays) take(e, pays, own);
   if (pending) Object.assign(pending, { at: own, owner: d, paid: pending.paid || pays !== undefined });
-  else if (w) Object.assign(w, { at: own, owner: d, calling: false, paid: pays !== undefined, ...listing });
+  else if (w)
+    Object.assign(w, { at: own, owner: d, calling: false, paid: pays !== undefined, ...listing, iterator: undefined });
   else {
     const made = { pages: 0, listedAt: -Infinity, messages: new Map<string, Listed>(), ...listing };
     e.windows.set(start, { at: own, owner: d, calling: false, paid: pays !== undefined, ...made });

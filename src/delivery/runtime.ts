@@ -41,11 +41,12 @@ export class Runtime {
   ) {}
 
   /**
-   * The machine of an endpoint (by connection and id, as z.cache is scoped); the thousand served last are kept. An
+   * The machine of an endpoint (by connection and id, as z.cache is scoped), made of what `made` says when there is
+   * none (when the endpoint was made, and the secret its subscribe saw); the thousand served last are kept. An
    * endpoint's allowance outlives its machine until it is whole again, so that junk never finds it whole sooner.
    */
-  endpoint(key: string, madeAt: number, current: Sighting): Slot {
-    const slot = this.slots.get(key) ?? this.made(key, madeAt, current);
+  endpoint(key: string, made: () => { madeAt: number; current: Sighting }): Slot {
+    const slot = this.slots.get(key) ?? this.made(key, made());
     this.slots.delete(key);
     this.slots.set(key, slot);
     for (const [oldest, old] of this.slots) {
@@ -58,7 +59,7 @@ export class Runtime {
     return slot;
   }
 
-  private made(key: string, madeAt: number, current: Sighting): Slot {
+  private made(key: string, { madeAt, current }: { madeAt: number; current: Sighting }): Slot {
     const state = newEndpoint(madeAt, current, this.rules);
     const tat = this.spent.get(key);
     this.spent.delete(key);

@@ -131,8 +131,10 @@ const EARLIEST_ID_MS = Date.UTC(2020, 0, 1);
  * timestamp) stands in when the id is not of that kind, or its time is not
  * plausible: before the provider's KSUIDs, or after the delivery was signed.
  */
-export const eventTimeMs = (messageId: string, fallbackMs: number): number => {
-  const fromId = messageId.startsWith('msg_') ? timeOfProviderId(messageId) : undefined;
+export const eventTimeMs = (messageId: string, fallbackMs: number): number =>
+  eventTimeOf(messageId.startsWith('msg_') ? timeOfProviderId(messageId) : undefined, fallbackMs);
+/** The same, from the time a message id holds (none: it holds no time). */
+export const eventTimeOf = (fromId: number | undefined, fallbackMs: number): number => {
   const plausible =
     fromId !== undefined && fromId >= EARLIEST_ID_MS && fromId <= fallbackMs + CLOCK_ALLOWANCE_SECONDS * 1000;
   return plausible ? fromId : fallbackMs;

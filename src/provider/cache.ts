@@ -5,21 +5,36 @@ import type { Io } from './request';
 /** z.cache as the app uses it: what a delivery may wait for it, and whether it honours `nx`. */
 
 /** Why a z.cache call failed: the delivery's time was up first (Zapier ends a perform at 30 s). */
-const LATE = new Error('z.cache did not answer in the delivery’s time.');
-/** The ports of one delivery: a z.cache call not answered by its deadline fails then, and goes on unheeded. */
+export const LATE = new Error('z.cache did not answer in the delivery’s time.');
+
+/**
+ * Makes a z.cache call and hands `settle` what it answered, or LATE once `deadline` comes first (the call goes on,
+ * unheeded). Callbacks, not promise chains: core tracks every promise a perform makes, and a claim is on every
+ * delivery's way.
+ */
+export const callWithin = <T>(
+  clock: Clock,
+  deadline: number,
+  call: () => Promise<T>,
+  settle: (answer: { value: T } | { error: unknown }) => void,
+): void => {
+  const left = deadline - clock.now();
+  if (left <= 0) return settle({ error: LATE });
+  let settled = false;
+  const once = (answer: { value: T } | { error: unknown }) => void (settled || ((settled = true), settle(answer)));
+  const clear = clock.after(left, () => once({ error: LATE }));
+  call().then(
+    (value) => (clear(), once({ value })),
+    (error: unknown) => (clear(), once({ error })),
+  );
+};
+
+/** The ports of one delivery: a z.cache call not answered by its deadline fails then. */
 export const withinDeadline = (clock: Clock, io: Io, deadline: number): Io => {
-  const within = <T>(call: () => Promise<T>): Promise<T> => {
-    const left = deadline - clock.now();
-    if (left <= 0) return Promise.reject(LATE);
-    const timer = clock.sleep(left);
-    return new Promise<T>((resolve, reject) => {
-      void timer.done.then(() => reject(LATE));
-      void Promise.resolve()
-        .then(call)
-        .then(resolve, reject)
-        .finally(() => timer.cancel());
-    });
-  };
+  const within = <T>(call: () => Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) =>
+      callWithin(clock, deadline, call, (answer) => ('value' in answer ? resolve(answer.value) : reject(answer.error))),
+    );
   const { get, set } = io.cache;
   return { ...io, cache: { get: (key) => within(() => get(key)), set: (...args) => within(() => set(...args)) } };
 };

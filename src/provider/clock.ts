@@ -8,6 +8,8 @@ export interface Clock {
   now: () => number;
   /** Ends after `ms`; `cancel` clears its timer and ends it at once. */
   sleep: (ms: number) => { done: Promise<void>; cancel: () => void };
+  /** Runs `run` after `ms`, unless the function it returns is called first (no promise: the cheapest wait). */
+  after: (ms: number, run: () => void) => () => void;
 }
 /** What a clock needs of its host: Node's timers by default; the simulation hands in its virtual ones. */
 export interface Timers<T> {
@@ -20,13 +22,17 @@ export interface Timers<T> {
  * Every wait holds the process open: Zapier runs each operation in AWS Lambda, which ends an invocation as soon
  * as the event loop has nothing to wait for, answered or not. A wait no longer needed is cancelled instead.
  */
-export const clockOf = <T>(timers: Timers<T>): Clock => ({
-  now: () => timers.now(),
-  sleep: (ms) => {
+export const clockOf = <T>(timers: Timers<T>): Clock => {
+  const after = (ms: number, run: () => void) => {
+    const timer = timers.setTimeout(run, Math.max(0, ms));
+    return () => timers.clearTimeout(timer);
+  };
+  const sleep = (ms: number) => {
     let end!: () => void;
     const done = new Promise<void>((resolve) => (end = resolve));
-    const timer = timers.setTimeout(end, Math.max(0, ms));
-    return { done, cancel: () => (timers.clearTimeout(timer), end()) };
-  },
-});
+    const clear = after(ms, end);
+    return { done, cancel: () => (clear(), end()) };
+  };
+  return { now: () => timers.now(), sleep, after };
+};
 export const nodeClock = clockOf<NodeJS.Timeout>({ now: () => Date.now(), setTimeout, clearTimeout });

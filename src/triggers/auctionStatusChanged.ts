@@ -7,7 +7,7 @@ import type { Runtime } from '../delivery/runtime';
 import {
   auctionStatusChangedOutputFields,
   auctionStatusChangedSample,
-  eventTimeMs,
+  eventTimeOf,
   toTriggerItem,
   type AuctionStatusChangedItem,
 } from '../fields/auctionStatusChanged';
@@ -67,10 +67,9 @@ export const operationsFor = (runtime: Runtime) => {
    * A delivery, on the ports it runs on (Zapier's z, or the simulation's): verified (src/delivery), then decoded
    * at the edge, its body when the current secret signed it, else Svix's copy. Not async: see perform.
    */
-  const deliver = (ports: Io, bundle: DeliveryBundle): Items => {
+  const deliver = (io: Io, bundle: DeliveryBundle): Items => {
     const arrivedAt = runtime.clock.now();
     const deadline = arrivedAt + requestSettings.operationBudgetMs;
-    const io = withinDeadline(runtime.clock, ports, deadline);
     const zap = SubscribeData.decode(bundle.subscribeData);
     if (!isRight(zap)) throw new io.errors.Error(MESSAGES.missingSubscription, 'MissingSubscription', 400);
     const raw = RawRequest.decode(bundle.rawRequest);
@@ -79,12 +78,12 @@ export const operationsFor = (runtime: Runtime) => {
     const envelope = checkEnvelope(signingHeaders(headers), Math.floor(arrivedAt / 1000), SIGNING_WINDOW);
     if (!envelope.ok) return refuse(io, envelope.refusal);
     const { id, timestamp, signature, seconds } = envelope;
-    const occurredAtMs = eventTimeMs(id, seconds * 1000);
+    const createdAt = isMessageId(id) ? timeOfProviderId(id) : undefined;
+    const occurredAtMs = eventTimeOf(createdAt, seconds * 1000);
     if (isTooOldToRemember(occurredAtMs, arrivedAt)) return refuse(io, 'event-too-old');
     const { checkedAt = 0, secret } = zap.right;
     const key = `${connectionScope(bundle.authData)}\u0000${zap.right.id}`;
-    const sub = { id: zap.right.id, secret, madeAt: timeOfProviderId(zap.right.id) ?? checkedAt, checkedAt, key };
-    const createdAt = isMessageId(id) ? timeOfProviderId(id) : undefined;
+    const sub = { id: zap.right.id, secret, checkedAt, key };
     const signatures = signatureCount(signature);
     const signedWith = signer(id, timestamp, signature, content);
     const delivery = { id, createdAt, signedAt: seconds * 1000, signatures, signedWith, arrivedAt, deadline };
@@ -116,12 +115,15 @@ export const operationsFor = (runtime: Runtime) => {
     const item = toTriggerItem(event.payload, event, event.extras.values);
     if (!passesFilters(item, filters)) return [];
     // Run each message once per Zap, however often it is delivered.
-    const claim = () => claimOnce(runtime, io, claimKey(zap.id, item.id), zap.cacheHonoursNx, event.deadline);
-    if (!filters.skipOutdated) return claim().then((claimed) => (claimed ? [item] : []));
+    const claim = <T>(then: (claimed: boolean) => T) =>
+      claimOnce(runtime, io, claimKey(zap.id, item.id), zap.cacheHonoursNx, event.deadline, then);
+    if (!filters.skipOutdated) return claim((claimed) => (claimed ? [item] : []));
+    // Every z.cache call of a delivery ends by its deadline (the claim's and the machine's keep it on their own).
+    const bounded = withinDeadline(runtime.clock, io, event.deadline);
     return (async () => {
-      if (await isOutdated(io, zap.id, item.auctionUuid, event.occurredAtMs)) return [];
-      if (!(await claim())) return [];
-      await recordNewest(io, zap.id, item.auctionUuid, event.occurredAtMs);
+      if (await isOutdated(bounded, zap.id, item.auctionUuid, event.occurredAtMs)) return [];
+      if (!(await claim((claimed) => claimed))) return [];
+      await recordNewest(bounded, zap.id, item.auctionUuid, event.occurredAtMs);
       return [item];
     })();
   };

@@ -18,6 +18,7 @@ const handClock = () => {
   return { clock, at: (ms: number) => void (now = ms) };
 };
 const sighting = { secret: 's1', start: 0, end: 0, by: 'subscribe' };
+const made = () => ({ madeAt: 0, current: sighting });
 const junk = (n: number, at: number): Delivery => ({
   ...{ id: `msg_${n}`, createdAt: at, signedAt: at, signatures: 1, signedWith: () => false, arrivedAt: at },
   ...{ deadline: at + 25_000, looked: true, steps: 0 },
@@ -33,8 +34,8 @@ describe('an endpoint let go after a thousand others', () => {
     for (let n = 0; n < 10; n += 1) {
       const now = 1_000_000 + n * 100;
       at(now);
-      for (let k = 0; k < others; k += 1) runtime.endpoint(`other-${n}-${k}`, 0, sighting);
-      const { state } = runtime.endpoint('A', 0, sighting);
+      for (let k = 0; k < others; k += 1) runtime.endpoint(`other-${n}-${k}`, made);
+      const { state } = runtime.endpoint('A', made);
       // The machine's look at z.cache found the history the subscribe saw.
       apply(state, { kind: 'looked', start: now, ok: true, value: { current: sighting, old: [] } }, now);
       const d = junk(n, now);
@@ -64,13 +65,13 @@ describe('an endpoint let go after a thousand others', () => {
   it('forgets an allowance once it is whole again', () => {
     const { clock, at } = handClock();
     const runtime = new Runtime(clock, { endpoints: 1, recordBytes: 1_000 });
-    runtime.endpoint('A', 0, sighting).state.tat.listings = 1_000_000 + 4_000;
-    runtime.endpoint('B', 0, sighting);
+    runtime.endpoint('A', made).state.tat.listings = 1_000_000 + 4_000;
+    runtime.endpoint('B', made);
     expect(runtime.held().spent).toBe(1);
-    expect(runtime.endpoint('A', 0, sighting).state.tat.listings).toBe(1_004_000);
-    runtime.endpoint('B', 0, sighting);
+    expect(runtime.endpoint('A', made).state.tat.listings).toBe(1_004_000);
+    runtime.endpoint('B', made);
     at(1_004_001);
-    runtime.endpoint('C', 0, sighting);
+    runtime.endpoint('C', made);
     expect(runtime.held().spent).toBe(0);
   });
 });

@@ -235,7 +235,10 @@ describe('the oracle', () => {
   it('finds a runtime that kept a window without a page past its deliveries', () => {
     const runtime = new Runtime();
     expect(withinMemory(runtime)).toBe(true);
-    const { state } = runtime.endpoint('endpoint', 0, { secret: 's', start: 0, end: 0, by: 'subscribe' });
+    const { state } = runtime.endpoint('endpoint', () => ({
+      madeAt: 0,
+      current: { secret: 's', start: 0, end: 0, by: 'subscribe' },
+    }));
     const window = { at: 0, calling: false, paid: false, pages: 0, listing: 0, listedAt: -Infinity };
     state.windows.set(0, { ...window, complete: false, failed: false, messages: new Map() });
     expect(withinMemory(runtime)).toBe(false);
