@@ -412,15 +412,16 @@ describe('breaks a review found on 8c1b55a', () => {
     ['signed 240 s behind', -240_000],
   ])('2 and 8. a complete listing begun before a delivery arrived never refutes it (%s): listed again', (_, ahead) => {
     const e = warm(2_000, { current: S1, old: [S0] });
-    // A listing of the window 2–4 s began at 3 s and found nothing. A delivery signed with the old secret arrived
-    // after it began: its message may have committed after the listing began, and it is listed again.
-    const earlier = delivery(['s0'], 3_000);
-    expect(decide(e, earlier, 3_000)).toEqual({ kind: 'wait', until: 3_000 });
-    expect(decide(e, earlier, 3_000)).toEqual({ kind: 'list', window: 2_000, after: 1_000, before: 5_000 });
-    apply(e, { kind: 'listed', window: 2_000, start: 3_000, page: { messages: [] } }, 3_100, earlier);
-    const late = delivery(['s0'], 3_000, { arrivedAt: 3_050, signedAt: 3_000 + ahead });
-    expect(decide(e, late, 3_100)).toEqual({ kind: 'wait', until: 3_000 + RULES.togetherMs });
-    expect(decide(e, earlier, 3_100)).toEqual({ kind: 'halt', why: 'not-confirmed' });
+    // A listing of the window 2–4 s began at 5 s, three seconds after its messages' times, and found nothing. A
+    // delivery signed with the old secret arrived after it began: its message, made at 2.5 s, may have committed
+    // later than 5 s (Svix's commits have no bound), so only a listing begun after it arrived can refute it.
+    const earlier = delivery(['s0'], 5_000, { createdAt: 2_500 });
+    expect(decide(e, earlier, 5_000)).toEqual({ kind: 'wait', until: 5_000 });
+    expect(decide(e, earlier, 5_000)).toEqual({ kind: 'list', window: 2_000, after: 1_000, before: 5_000 });
+    apply(e, { kind: 'listed', window: 2_000, start: 5_000, page: { messages: [] } }, 5_100, earlier);
+    const late = delivery(['s0'], 5_050, { createdAt: 2_500, signedAt: 5_000 + ahead });
+    expect(decide(e, late, 5_100)).toEqual({ kind: 'wait', until: 5_000 + RULES.togetherMs });
+    expect(decide(e, earlier, 5_100)).toEqual({ kind: 'halt', why: 'not-confirmed' });
   });
 
   it('6. a window its delivery scheduled, then no longer needed, goes when it leaves: none without a page is kept', () => {
