@@ -10,7 +10,7 @@ import { halt, raise, type Caller, type Io } from '../provider/request';
 import { apply, type Result } from './answers';
 import { applyClaim, CLAIM_TTL_SECONDS, FAILED, newClaim, nextClaim, type ClaimCall } from './claim';
 import { History } from './history';
-import { CALL_MS, decide, leave } from './machine';
+import { CALL_MS, decide, leave, stay } from './machine';
 import type { Command, Delivery, Listed } from './machine';
 import type { Runtime, Slot } from './runtime';
 
@@ -44,13 +44,14 @@ export const verify = (runtime: Runtime, io: Io, caller: () => Caller, sub: Subs
 
 const steps = async (run: Run, first: Command): Promise<Verdict> => {
   const { runtime, slot, delivery } = run;
+  stay(slot.state);
   try {
     for (let command = first; ; command = decided(run)) {
       const verdict = await step(run, command);
       if (verdict) return verdict;
     }
   } finally {
-    // Calls it scheduled and did not make are dropped: a delivery that needs one schedules its own.
+    // Calls it scheduled and did not make are left to others, or dropped by the last to leave.
     leave(slot.state, delivery);
     runtime.changed(slot);
   }

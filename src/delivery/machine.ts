@@ -116,6 +116,8 @@ export const newEndpoint = (madeAt: number, current: Sighting, rules: Rules = RU
   windows: new Map<number, Window>(),
   /** A decision gave up a call others may wait for: the driver wakes them. */
   released: false,
+  /** Deliveries under way past their first decision. */
+  staying: 0,
 });
 export type Endpoint = ReturnType<typeof newEndpoint>;
 
@@ -153,16 +155,20 @@ const join = (call: Call, d: Delivery, now: number, command: Command): Command =
   return command;
 };
 
-/** A delivery is done: the calls it scheduled and did not make (made by another only if it needs them), and those
- * nobody took on, are dropped, and with them every window that holds no page (a listing's later pages are left free
- * to whoever needs them). */
+/** A delivery goes on past its first decision: calls it schedules may be left to others when it is done. */
+export const stay = (e: Endpoint): void => void (e.staying += 1);
+
+/** A delivery is done: the calls it scheduled and did not make are left to those still under way (taken on without
+ * paying again); the last to leave drops every call nobody made, and every window that holds no page. */
 export const leave = (e: Endpoint, d: Delivery): void => {
-  if (e.read && (e.read.owner === d || (!e.read.owner && !e.read.calling))) e.read = undefined;
+  e.staying -= 1;
+  const idle = (call: Call | undefined) => call && !call.calling && !call.owner;
+  if (e.read?.owner === d) e.read = undefined;
   if (e.cache.sharer === d) e.cache.sharer = undefined;
-  for (const [start, w] of e.windows) {
-    if (w.owner === d) Object.assign(w, { owner: undefined, calling: false });
-    if (w.pages === 0 && !w.owner && !w.calling) e.windows.delete(start);
-  }
+  for (const w of e.windows.values()) if (w.owner === d) Object.assign(w, { owner: undefined, calling: false });
+  if (e.staying > 0) return;
+  if (idle(e.read)) e.read = undefined;
+  for (const [start, w] of e.windows) if (w.pages === 0 && idle(w)) e.windows.delete(start);
 };
 
 /** The process's memory budget dropped a window's pages (runtime.ts): the window goes, unless listed anew since. */
@@ -231,7 +237,8 @@ const record = (e: Endpoint, d: Delivery, createdAt: number, now: number, kind?:
   }
   if (own + CALL_MS > d.deadline) return undefined;
   if (pays) take(e, pays, own);
-  if (pending) Object.assign(pending, { at: own, owner: d, paid: pending.paid || pays !== undefined });
+  // Taken on at its own time, the call is its own: paid if it pays (junk pays for a free call it takes on), free if not.
+  if (pending) Object.assign(pending, { at: own, owner: d, paid: pays !== undefined });
   else if (w)
     Object.assign(w, { at: own, owner: d, calling: false, paid: pays !== undefined, ...listing, iterator: undefined });
   else {

@@ -1,4 +1,6 @@
+import { isRight } from 'fp-ts/Either';
 import * as t from 'io-ts';
+import { SubscribeData } from '../models/inbound';
 import type { Caller } from './request';
 import {
   CREATE_ENDPOINT,
@@ -12,7 +14,7 @@ import {
 } from './api';
 import { EVENT_TYPE_NAME, ensureEventType } from './eventType';
 import { describeStatus } from './failures';
-import { endpointUid } from './ids';
+import { endpointUid, isEndpointId } from './ids';
 import { raise } from './request';
 
 /** The endpoint a Zap adds to the Consumer App when it is turned on. */
@@ -27,6 +29,13 @@ export const THROTTLE_RATE = 25;
 /** What Zapier tells a subscribe of the Zap (`bundle.meta.zap`): its id is documented; a name, where given, is used. */
 export const ZapMeta = t.partial({ id: t.union([t.string, t.number]), name: t.string }, 'ZapMeta');
 export type ZapMeta = t.TypeOf<typeof ZapMeta>;
+
+/** The endpoint a Zap's subscribe made: the id it stored, or else the uid its address gives (none: neither known). */
+export const zapEndpointOf = (subscribeData: unknown, targetUrl: string | undefined): string | undefined => {
+  const stored = SubscribeData.decode(subscribeData);
+  if (isRight(stored) && isEndpointId(stored.right.id)) return stored.right.id;
+  return targetUrl ? endpointUid('zapier', targetUrl) : undefined;
+};
 
 /** How the endpoint reads in Svix's dashboard: which Zap it serves. */
 export const endpointDescription = (zap: ZapMeta = {}): string => {

@@ -19,11 +19,11 @@ import { MESSAGES, refusalMessage, unreadableFilter, type DeliveryRefusal } from
 import { RawRequest, SubscribeData } from '../models/inbound';
 import { deleteEndpoint } from '../provider/api';
 import { connectionScope } from '../provider/connection';
-import { endpointUid, isEndpointId, isMessageId } from '../provider/ids';
+import { isMessageId } from '../provider/ids';
 import { timeOfProviderId } from '../provider/ksuid';
 import { callerOf, halt, ioOf, requestSettings, type Caller, type Io } from '../provider/request';
 import { checkEnvelope, signatureCount, signer, signingHeaders } from '../provider/signature';
-import { subscribeEndpoint, ZapMeta } from '../provider/zapEndpoint';
+import { subscribeEndpoint, ZapMeta, zapEndpointOf } from '../provider/zapEndpoint';
 import { recentAuctioneers, recentStatuses } from './choices';
 import { passesFilters, readFilters, type Filters } from '../fields/filters';
 import { isOutdated, recordNewest } from './outdated';
@@ -52,14 +52,8 @@ export const operationsFor = (runtime: Runtime) => {
   };
 
   const performUnsubscribe = async (z: ZObject, bundle: Bundle): Promise<{ removed: boolean }> => {
-    const caller = callerOf(z, bundle, 'zap-editor');
-    const stored = SubscribeData.decode(bundle.subscribeData);
-    // Without a stored id, the uid derived from the target URL still names the endpoint.
-    const id =
-      isRight(stored) && isEndpointId(stored.right.id)
-        ? stored.right.id
-        : bundle.targetUrl && endpointUid('zapier', bundle.targetUrl);
-    return { removed: id ? (await deleteEndpoint(caller, id)) === 'deleted' : false };
+    const id = zapEndpointOf(bundle.subscribeData, bundle.targetUrl);
+    return { removed: id ? (await deleteEndpoint(callerOf(z, bundle, 'zap-editor'), id)) === 'deleted' : false };
   };
 
   type Items = AuctionStatusChangedItem[] | Promise<AuctionStatusChangedItem[]>;
@@ -118,8 +112,7 @@ export const operationsFor = (runtime: Runtime) => {
     const claim = <T>(then: (claimed: boolean) => T) =>
       claimOnce(runtime, io, claimKey(zap.id, item.id), zap.cacheHonoursNx, event.deadline, then);
     if (!filters.skipOutdated) return claim((claimed) => (claimed ? [item] : []));
-    // Every z.cache call of a delivery ends by its deadline (the claim's and the machine's keep it on their own).
-    const bounded = withinDeadline(runtime.clock, io, event.deadline);
+    const bounded = withinDeadline(runtime.clock, io, event.deadline); // as the claim's and the machine's calls do
     return (async () => {
       if (await isOutdated(bounded, zap.id, item.auctionUuid, event.occurredAtMs)) return [];
       if (!(await claim((claimed) => claimed))) return [];

@@ -1,7 +1,7 @@
 import type { History, Sighting } from '../../src/delivery/history';
 import type { Failure } from '../../src/provider/failures';
 import { apply } from '../../src/delivery/answers';
-import { backoffMs, CALL_MS, decide, leave, newEndpoint, RULES } from '../../src/delivery/machine';
+import { backoffMs, CALL_MS, decide, leave, newEndpoint, RULES, stay } from '../../src/delivery/machine';
 import type { Command, Delivery, Endpoint, Halt, Listed } from '../../src/delivery/machine';
 
 /** The machine is pure: every time below is an explicit `now` (ms). The endpoint was made a minute before 0 and its
@@ -353,6 +353,31 @@ describe('leave', () => {
     expect(decide(e, d, 3_100)).toMatchObject({ kind: 'list', window: 2_000 });
     leave(e, d);
     expect(e.windows.get(2_000)).toBeUndefined();
+  });
+});
+
+describe('deliveries under way together', () => {
+  it('take on, without paying again, a listing one of them paid for and no longer needs; the last drops what is left', () => {
+    const e = warm(2_000);
+    const cache = { value: e.history };
+    read(e, 's1', 3_000);
+    transient(e, 4_000, 3_100);
+    const [a, b] = [delivery(['sX'], 3_000), delivery(['sY'], 3_000)];
+    stay(e);
+    stay(e);
+    // a pays for its window's listing, due after Svix's back-off; b waits for it.
+    expect(synced(e, a, 3_100, cache)).toEqual({ kind: 'wait', until: 7_100 });
+    const paid = e.tat.listings;
+    expect(decide(e, b, 3_100)).toEqual({ kind: 'wait', until: b.deadline });
+    // Another process's history shows sX current: a runs, and leaves its listing to b.
+    const shared = { current: seen('sX', 5_500, 'q'), old: [seen('s1', 3_000)] };
+    apply(e, { kind: 'looked', start: 3_200, ok: true, value: shared }, 3_200);
+    expect(decide(e, a, 3_200)).toEqual({ kind: 'run' });
+    leave(e, a);
+    expect(decide(e, b, 3_200)).toEqual({ kind: 'wait', until: 7_100 });
+    expect(e.tat.listings).toBe(paid);
+    leave(e, b);
+    expect(e.windows.size).toBe(0);
   });
 });
 
