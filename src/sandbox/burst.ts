@@ -43,7 +43,7 @@ export const runBurst = async (options: {
   const apiKey = 'testsk_burst';
   const emulator = new ProviderEmulator({
     apiKey,
-    endpointThrottling: options.paced,
+    paceDeliveries: options.paced,
     concurrency: 64,
     ...(options.retryScheduleMs ? { retryScheduleMs: options.retryScheduleMs } : {}),
   });

@@ -326,9 +326,9 @@ export interface FailingSince {
 /**
  * What the server does when a scheduled message uses up its retries on an endpoint at `now`. The first time (or
  * once the record has lapsed, 2× `disableAfterMs` after it was made) it records the time; a later one more than
- * `disableAfterMs` after that disables the endpoint. A manual resend that fails counts for nothing; a success
- * forgets the record (see afterDelivered). A disabled endpoint gets nothing, and nothing re-enables it but a person
- * (or a Zap's subscribe).
+ * `disableAfterMs` after that disables the endpoint. A manual resend that fails counts for nothing; any delivery
+ * that succeeds forgets the record (the caller drops it). A disabled endpoint gets nothing, and nothing re-enables
+ * it but a person (or a Zap's subscribe).
  */
 export const afterRetriesUsedUp = (
   since: FailingSince | undefined,
@@ -338,9 +338,6 @@ export const afterRetriesUsedUp = (
   if (since === undefined || now >= since.at + 2 * disableAfterMs) return { since: { at: now }, disable: false };
   return { since, disable: now - since.at > disableAfterMs };
 };
-
-/** A delivery that succeeded (scheduled or resent) forgets when the endpoint started failing. */
-export const afterDelivered = (): undefined => undefined;
 
 // ---- What the server takes in a request body -------------------------------------------------------------------
 
