@@ -16,7 +16,8 @@ import { decodePayload, parseBody, type PayloadResult } from '../fields/payload'
 import type { OutputField } from '../fields/zapFields';
 import { MESSAGES, refusalMessage, unreadableFilter, type DeliveryRefusal } from '../messages';
 import { RawRequest, SubscribeData } from '../models/inbound';
-import { deleteEndpoint } from '../provider/api';
+import { THIS_ZAP_DISABLED } from '../provider/access';
+import { deleteEndpoint, findEndpoint } from '../provider/api';
 import { connectionScope } from '../provider/connection';
 import { endpointUid, isEndpointId, isMessageId } from '../provider/ids';
 import { timeOfProviderId } from '../provider/ksuid';
@@ -138,8 +139,27 @@ export const operationsFor = (runtime: Runtime) => {
     return read.filters;
   };
 
+  /**
+   * Test trigger of a Zap that is on (its endpoint known from what its subscribe stored, or its address): says so
+   * when Svix disabled the endpoint, as it does after deliveries failed for days; turning the Zap off and on
+   * re-enables it. A Zap not yet on has no endpoint to check.
+   */
+  const checkZapEndpoint = async (z: ZObject, bundle: Bundle): Promise<void> => {
+    const stored = SubscribeData.decode(bundle.subscribeData);
+    const id =
+      isRight(stored) && isEndpointId(stored.right.id)
+        ? stored.right.id
+        : bundle.targetUrl
+          ? endpointUid('zapier', bundle.targetUrl)
+          : undefined;
+    if (id === undefined) return;
+    const endpoint = await findEndpoint(callerOf(z, bundle, 'zap-editor'), id);
+    if (endpoint?.disabled === true) throw new z.errors.Error(THIS_ZAP_DISABLED, 'EndpointDisabled', 400);
+  };
+
   const performList = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {
     const filters = filtersOf(z, bundle);
+    await checkZapEndpoint(z, bundle);
     const { items, firstProblem } = await recentEvents(z, bundle);
     if (items.length === 0 && firstProblem !== undefined) throw new z.errors.Error(firstProblem, 'InvalidPayload', 400);
     return items.length === 0 ? [auctionStatusChangedSample] : items.filter((item) => passesFilters(item, filters));
