@@ -380,3 +380,46 @@ describe('10. resend of an expired message; eventTypes [] (v1/endpoints/attempt.
     expect((await call('PATCH', `/api/v1/app/${app}/endpoint/${endpoint}`, { eventTypes: [] })).status).toBe(422);
   });
 });
+
+describe('what the contract suite asks Svix Cloud, as the open-source server answers it', () => {
+  it("answers a browser's CORS preflight without a key: any origin, any method (lib.rs, CorsLayer)", async () => {
+    await start();
+    const preflight = await fetch(`${emulator.url}/api/v1/app`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://zapier.com',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization',
+      },
+    });
+    expect(preflight.status).toBe(200);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('authorization');
+  });
+
+  it('recovers: resends what failed since a time and never succeeded, and no further back than 14 days (endpoint/recovery.rs)', async () => {
+    await start({ retryScheduleMs: [] });
+    let down = true;
+    const target = await receiver(() => (down ? 503 : 204));
+    const app = await newApp();
+    const endpoint = await newEndpoint(app, target.url);
+    const failed = await send(app);
+    await emulator.idle();
+    down = false;
+    await send(app);
+    await emulator.idle();
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const recovered = await call('POST', `/api/v1/app/${app}/endpoint/${endpoint}/recover`, { since });
+    expect(recovered).toEqual({ status: 202, body: expect.objectContaining({ task: 'endpoint.recover' }) });
+    await emulator.idle();
+    expect(target.received.map((delivery) => delivery.headers['svix-id'])).toEqual([
+      failed,
+      expect.stringMatching(/^msg_/),
+      failed,
+    ]);
+    const tooFar = new Date(Date.now() - 15 * 24 * 60 * 60 * 1000).toISOString();
+    expect((await call('POST', `/api/v1/app/${app}/endpoint/${endpoint}/recover`, { since: tooFar })).status).toBe(422);
+    // replay-missing is Svix Cloud's only.
+    expect((await call('POST', `/api/v1/app/${app}/endpoint/${endpoint}/replay-missing`, { since })).status).toBe(404);
+  });
+});

@@ -156,6 +156,15 @@ export const EndpointSecretRotateIn = t.partial(
 );
 export type EndpointSecretRotateIn = t.TypeOf<typeof EndpointSecretRotateIn>;
 
+const DateTime = matching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/, 'DateTime');
+
+/** RecoverIn: resend what failed since then (until now, unless told). */
+export const RecoverIn = t.intersection(
+  [t.type({ since: DateTime }), t.partial({ until: nullable(DateTime) })],
+  'RecoverIn',
+);
+export type RecoverIn = t.TypeOf<typeof RecoverIn>;
+
 export const MessageIn = t.intersection(
   [
     t.type({ eventType: EventTypeName, payload: t.UnknownRecord }),

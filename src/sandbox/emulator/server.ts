@@ -14,6 +14,7 @@ import {
   IntegrationIn,
   IntegrationUpdate,
   MessageIn,
+  RecoverIn,
 } from './inputs';
 import { listenOnLoopback } from '../net';
 import {
@@ -27,6 +28,7 @@ import { checkListLimit } from '../../svix/rules';
 import {
   ApiError,
   DEFAULT_LIMITS,
+  newId,
   Store,
   type AppRecord,
   type AttemptRecord,
@@ -386,6 +388,26 @@ export class ProviderEmulator {
       return;
     }
 
+    // lib.rs, CorsLayer: any origin, any method, the headers asked for; a preflight needs no key.
+    if (request.headers.origin !== undefined) {
+      if (method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined) {
+        request.resume();
+        send(() =>
+          response
+            .writeHead(200, {
+              'access-control-allow-origin': '*',
+              'access-control-allow-methods': '*',
+              'access-control-allow-headers': String(request.headers['access-control-request-headers'] ?? ''),
+              'access-control-max-age': '600',
+              'content-length': '0',
+            })
+            .end(),
+        );
+        return;
+      }
+      response.setHeader('access-control-allow-origin', '*');
+    }
+
     const principal = this.principalOf(request.headers.authorization);
     if (!principal) {
       request.resume();
@@ -715,6 +737,10 @@ export class ProviderEmulator {
       }
       throw notAllowed();
     }
+    if (leaf === 'recover' && segments.length === 7) {
+      if (method !== 'POST') throw notAllowed();
+      return { status: 202, body: this.recover(app, endpoint, decoded(RecoverIn, body)) };
+    }
     if (leaf === 'secret' && segments.length === 7) {
       if (method === 'GET') return { status: 200, body: { key: endpoint.secret } };
       throw notAllowed();
@@ -729,6 +755,29 @@ export class ProviderEmulator {
       return { status: 204 };
     }
     throw ApiError.notFound();
+  }
+
+  /**
+   * `recover`: resends (as manual attempts) each message whose attempts to the endpoint since `since` failed and
+   * none succeeded; at most 14 days (and 5 minutes) back (endpoint/recovery.rs). What the endpoint never got is not
+   * sent: that is Svix Cloud's `replay-missing`, which the open-source server has not.
+   */
+  private recover(app: AppRecord, endpoint: EndpointRecord, input: RecoverIn) {
+    const until = input.until ? Date.parse(input.until) : Date.now();
+    const since = Date.parse(input.since);
+    if (since < until - (14 * 24 * 60 + 5) * 60 * 1000)
+      throw ApiError.invalid([
+        { loc: ['body', 'since'], msg: 'Cannot recover more than 14 days of messages', type: 'value_error' },
+      ]);
+    for (const message of app.messages.values()) {
+      const attempts = message.attempts.filter((attempt) => {
+        const at = Date.parse(attempt.timestamp);
+        return attempt.endpointId === endpoint.id && at >= since && at < until;
+      });
+      const failedOnly = attempts.length > 0 && attempts.every((attempt) => attempt.status === 'fail');
+      if (failedOnly && this.store.hasPayload(message)) this.dispatcher.resend(app, message, endpoint);
+    }
+    return { id: newId('qtask'), status: 'running', task: 'endpoint.recover', updatedAt: new Date().toISOString() };
   }
 
   private integrationRoute(
