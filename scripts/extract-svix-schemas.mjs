@@ -21,6 +21,8 @@ const ROOTS = [
   'ListResponse_IntegrationOut_',
   'HttpErrorOut',
   'HTTPValidationError',
+  'RecoverOut',
+  'ReplayOut',
 ];
 const DROPPED = new Set(['description', 'example', 'examples', 'title']);
 

@@ -2,6 +2,8 @@ import nock from 'nock';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../src';
 import { authentication, testConnection } from '../src/authentication';
+import { disabledZapMessage } from '../src/provider/access';
+import { endpointDescription, EVENT_TYPE_ARCHIVED } from '../src/provider/zapEndpoint';
 import { API_KEY, APP_ID, EU_API_KEY, PROVIDER, authData, failure } from './helpers/fixtures';
 
 const appTester = createAppTester(app);
@@ -16,17 +18,25 @@ const application = {
   metadata: {},
 };
 
-/** What a key that may do all a Zap needs answers to the connection test's checks: each a read that changes nothing. */
-const mayDoAll = (scope: nock.Scope, eventType: 200 | 404 = 200): nock.Scope =>
+/**
+ * What a key that may do all a Zap needs answers to the connection test's checks: each a read that changes nothing.
+ * `eventType` 'archived': Svix reads an archived type back with 200 and archived: true.
+ */
+const mayDoAll = (scope: nock.Scope, eventType: 200 | 404 | 'archived' = 200, endpoints: object[] = []): nock.Scope =>
   scope
     .get(`/api/v1/app/${APP_ID}/endpoint`)
-    .query({ limit: '1' })
-    .reply(200, { data: [], done: true, iterator: null })
+    .query({ limit: '250' })
+    .reply(200, { data: endpoints, done: true, iterator: null })
     .get(`/api/v1/app/${APP_ID}/msg`)
     .query({ limit: '1', event_types: 'AUCTION_STATUS_CHANGE' })
     .reply(200, { data: [], done: true, iterator: null })
     .get('/api/v1/event-type/AUCTION_STATUS_CHANGE')
-    .reply(eventType, eventType === 200 ? { name: 'AUCTION_STATUS_CHANGE' } : { code: 'not_found', detail: 'x' });
+    .reply(
+      eventType === 404 ? 404 : 200,
+      eventType === 404
+        ? { code: 'not_found', detail: 'x' }
+        : { name: 'AUCTION_STATUS_CHANGE', archived: eventType === 'archived' },
+    );
 
 describe('authentication', () => {
   it('has exactly the three documented fields', () => {
@@ -164,6 +174,48 @@ describe('authentication', () => {
       expect(refused.message).toMatch(/Ask whoever set up your Consumer App/);
       expect(refused.message).not.toContain(key);
       scope.done();
+    });
+
+    it('passes an API Access Key when the event type is archived (turning a Zap on un-archives it)', async () => {
+      const scope = mayDoAll(nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application), 'archived');
+      await expect(appTester(test, { authData })).resolves.toEqual({ id: APP_ID, name: 'Acme Auctions' });
+      scope.done();
+    });
+
+    it('refuses an integration key when the event type is archived, with the words turning a Zap on gives', async () => {
+      const key = 'integsk_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9';
+      const scope = mayDoAll(nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application), 'archived');
+      const refused = await failure(appTester(test, { authData: { ...authData, apiKey: key } }));
+      expect(refused.message).toBe(EVENT_TYPE_ARCHIVED);
+      expect(refused.message).not.toMatch(/throttl|pacing|plan/i);
+      scope.done();
+    });
+
+    it("names a Zap whose endpoint Svix disabled (by its endpoint's description), or says which Zaps when unnamed", async () => {
+      const endpoint = (description: string, disabled = true) => ({
+        id: 'ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk1',
+        url: 'https://hooks.zapier.com/hooks/standard/1/2/',
+        uid: 'zapier-0123456789abcdef',
+        description,
+        disabled,
+      });
+      const named = mayDoAll(nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application), 200, [
+        endpoint(endpointDescription({ name: 'Email bidders' }), false),
+        endpoint(endpointDescription({ name: 'Update the website' })),
+      ]);
+      expect((await failure(appTester(test, { authData }))).message).toBe(disabledZapMessage('"Update the website"'));
+      named.done();
+      const unnamed = mayDoAll(nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application), 200, [
+        endpoint('Edited in the dashboard'),
+      ]);
+      expect((await failure(appTester(test, { authData }))).message).toBe(disabledZapMessage(undefined));
+      unnamed.done();
+      // An endpoint this integration did not make (the set-up's, another receiver's) is not a Zap's.
+      const other = mayDoAll(nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application), 200, [
+        { ...endpoint('A receiver'), uid: 'setup-0123' },
+      ]);
+      await expect(appTester(test, { authData })).resolves.toEqual({ id: APP_ID, name: 'Acme Auctions' });
+      other.done();
     });
   });
 });

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isRight } from 'fp-ts/Either';
 import { BenchResults, performanceDoc, sourceFingerprint } from '../src/bench/report';
@@ -48,6 +48,7 @@ const BUDGETS: Record<string, number> = {
   'README.md': 900,
   'docs/guarantees.md': 1_000,
   'docs/performance.md': 400,
+  'docs/svix-fidelity.md': 1_100,
   'CHANGELOG.md': 300,
 };
 
@@ -73,11 +74,28 @@ describe('the README', () => {
       'docs/svix-setup.md',
       'docs/guarantees.md',
       'docs/performance.md',
+      'docs/svix-fidelity.md',
       'CHANGELOG.md',
     ]) {
       expect(readme).toContain(`](${path})`);
       expect(read(path).length).toBeGreaterThan(500);
     }
+  });
+});
+
+describe('the fidelity table, for whoever changes a model of Svix', () => {
+  const fidelity = read('docs/svix-fidelity.md');
+
+  it('names tests that exist, and each row of issue 45 among them', () => {
+    const named = [...fidelity.matchAll(/`(test\/[^`]+\.test\.ts)`/g)].map((match) => match[1] ?? '');
+    expect(named.length).toBeGreaterThan(20);
+    for (const path of new Set(named))
+      expect({ path, exists: existsSync(join(ROOT, path)) }).toEqual({ path, exists: true });
+    for (let row = 1; row <= 10; row += 1) expect(fidelity).toContain(`(row ${row})`);
+  });
+
+  it('names sources in words: no address of a code host or a package registry', () => {
+    expect(fidelity).not.toMatch(/https?:\/\//);
   });
 });
 

@@ -1,9 +1,9 @@
 import app from '../src';
 import type { Halt } from '../src/delivery/machine';
 import { authentication } from '../src/authentication';
-import { EVENT_TYPE_NOT_PERMITTED } from '../src/provider/zapEndpoint';
+import { EVENT_TYPE_ARCHIVED, EVENT_TYPE_NOT_PERMITTED, THIS_ZAP_DISABLED } from '../src/provider/zapEndpoint';
 import { ACTIONS, appNotFound, ENDPOINT_MESSAGES } from '../src/provider/api';
-import { ACCESS_ACTIONS, ACCESS_MESSAGES } from '../src/provider/access';
+import { ACCESS_ACTIONS, ACCESS_MESSAGES, disabledZapMessage } from '../src/provider/access';
 import { EVENT_TYPE_ACTIONS } from '../src/provider/eventType';
 import { readConnection, APP_ID_HELP } from '../src/provider/connection';
 import {
@@ -56,6 +56,7 @@ const EVERY_ACTION = [
   // Updating the event type's schema is the set-up's alone.
   EVENT_TYPE_ACTIONS.read,
   EVENT_TYPE_ACTIONS.register,
+  EVENT_TYPE_ACTIONS.unarchive,
 ];
 /** The longest: messages are checked against the limit with it. */
 const LONGEST_ACTION = EVERY_ACTION.reduce((a, b) => (b.length > a.length ? b : a));
@@ -119,6 +120,11 @@ const zapierMessages = async (): Promise<string[]> => {
     ...Object.values(MESSAGES),
     ...Object.values(ENDPOINT_MESSAGES),
     EVENT_TYPE_NOT_PERMITTED,
+    EVENT_TYPE_ARCHIVED,
+    THIS_ZAP_DISABLED,
+    disabledZapMessage(undefined),
+    // The longest name an endpoint's description gives a Zap (80 characters, quoted).
+    disabledZapMessage(`"${'Email bidders '.repeat(6).slice(0, 80)}"`),
     appNotFound(connection),
     appNotFound({ ...connection, apiKey: 'integsk_abc' }),
     APP_ID_HELP,

@@ -1,8 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { isRight } from 'fp-ts/Either';
 import app from '../index';
-import { EndpointOut, EndpointSecretOut, MessageOut } from '../provider/codecs';
-import { THROTTLE_RATE } from '../provider/zapEndpoint';
+import { EndpointSecretOut, MessageOut } from '../provider/codecs';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
 import { AuctionService } from '../sandbox/auctions';
 import { PlatformStandIn, platformInvoker } from '../sandbox/platform';
@@ -10,15 +9,18 @@ import { ProviderClient, ProviderFailure } from '../setup/client';
 import { appUidFor, runSetup } from '../setup/setup';
 import { SubscribeData } from '../models/inbound';
 import { RecordingRelay, type RecordedCall } from './proxy';
+import { askCloud, CLOUD, lagOf } from './cloud';
 import { schemaErrors, schemaFor } from './schemas';
 
 /**
  * The contract suite: one set of cases, written once, that makes every call
  * the app and the set-up make, through their own code (the app through
  * Zapier's core, the set-up through its client), against a target: the
- * emulator, or a real Svix account. Each case says what it saw; the three
- * open questions are findings that the account and the emulator must agree
- * on. All of it happens in a throwaway Consumer App, deleted at the end.
+ * emulator, or a real Svix account. Each case says what it saw; the open
+ * questions are findings that the account and the emulator must agree on,
+ * and the questions only Svix Cloud answers (src/contract/cloud.ts) are
+ * findings printed for the record. All of it happens in a throwaway Consumer
+ * App, deleted at the end.
  */
 
 export interface Target {
@@ -49,9 +51,6 @@ export interface ContractRun {
   calls: CallRow[];
   ok: boolean;
 }
-
-/** Findings about pacing: what a plan allows differs between accounts, so they are recorded, not compared. */
-const PACING = 'pacing:';
 
 /** A name that says what the Consumer App is for, so anyone who finds it may delete it. */
 export const CONTRACT_APP_PREFIX = 'Contract check of the Zapier integration (safe to delete)';
@@ -116,16 +115,6 @@ const refusal = (error: unknown): string => {
     return error.failure.kind === 'auth' ? 'no (refused the key)' : `no (${error.message.slice(0, 80)})`;
   if (error instanceof Error) return `no (${error.message.slice(0, 120)})`;
   return 'no';
-};
-
-/** How long until `read` answers yes, asked at once and then every 100 ms for up to 10 s. */
-const lagOf = async (read: () => Promise<boolean>): Promise<string> => {
-  const startedAt = Date.now();
-  for (let tries = 0; tries < 100; tries += 1) {
-    if (await read()) return tries === 0 ? 'at once' : `after ${Math.round(Date.now() - startedAt)} ms`;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return 'not within 10 s';
 };
 
 /** Runs every case against `target`, in a Consumer App it creates and deletes. */
@@ -265,25 +254,16 @@ export const runContract = async (
       });
     }
 
-    // What the account's plan answers to pacing an endpoint: recorded, not compared (a plan may refuse it, and
-    // the Zap's endpoint is then made without it).
-    await finding(`${PACING} an endpoint created with throttleRate ${THROTTLE_RATE}`, async () => {
-      const made = await account.call({
-        method: 'POST',
-        path: `/api/v1/app/${app_}/endpoint`,
-        body: {
-          url: 'https://contract-check.invalid/paced',
-          eventTypes: [EVENT_TYPE_NAME],
-          throttleRate: THROTTLE_RATE,
-        },
-        action: 'creating a paced endpoint',
-        accept: [400, 403, 422],
-      });
-      if (made.status >= 400) return `refused (${made.status}): a Zap's endpoint is then made without pacing`;
-      const kept = account.decode(EndpointOut, made.body, 'creating a paced endpoint').throttleRate;
-      return kept === THROTTLE_RATE
-        ? `accepted, kept at ${THROTTLE_RATE} a second`
-        : `accepted, kept as ${kept ?? 'none'}`;
+    // What only Svix Cloud answers (rate limits, an integration key's routes, listing freshness, archived-type
+    // messages, pacing on the plan, retention, recover and replay-missing, CORS): findings, printed, not compared.
+    await askCloud({
+      baseUrl: target.baseUrl,
+      apiKey: target.apiKey,
+      account,
+      integration: new ProviderClient({ baseUrl: serverUrl, apiKey: integrationKey }),
+      appId: app_,
+      emit: async () => (await newMessage()).id,
+      finding,
     });
 
     // The open questions of the account itself, asked with the account's key.
@@ -357,10 +337,10 @@ export const runContract = async (
   return { target: target.kind, ...(appId ? { appId } : {}), cases, findings, calls, ok };
 };
 
-/** Where the account and the emulator answered an open question differently: one line each (pacing aside). */
+/** Where the account and the emulator answered an open question differently: one line each (Cloud's own aside). */
 export const differences = (account: ContractRun, emulator: ContractRun): string[] =>
   Object.entries(account.findings).flatMap(([question, answer]) => {
-    if (question.startsWith(PACING)) return [];
+    if (question.startsWith(CLOUD)) return [];
     const emulated = emulator.findings[question];
     return emulated === answer
       ? []

@@ -1,6 +1,9 @@
+import { isRight } from 'fp-ts/Either';
 import { appNotFound } from './api';
+import { EventTypeOut, ListResponseEndpointOut, type EndpointOut } from './codecs';
 import { EVENT_TYPE_ACTIONS, EVENT_TYPE_NAME } from './eventType';
-import { callProvider, type Caller } from './request';
+import { callProvider, decodeAnswer, type Caller } from './request';
+import { EVENT_TYPE_ARCHIVED } from './zapEndpoint';
 
 /**
  * What the connection test checks beyond reading the Consumer App: that the
@@ -18,6 +21,30 @@ export const ACCESS_MESSAGES = {
   messages: `${otherKey('read messages')}: a Zap reads them to confirm events after its signing secret changes, and Svix does not let this key.`,
   eventTypes: `${otherKey('read event types')}: turning a Zap on checks that ${EVENT_TYPE_NAME} is registered, and Svix does not let this key.`,
   eventTypeMissing: `Ask whoever set up your Consumer App to register the ${EVENT_TYPE_NAME} event type, or reconnect with an API Access Key: it is not registered, and an integration key may not register it.`,
+  /** The same words as turning a Zap on gives, before a Zap is built. */
+  eventTypeArchived: EVENT_TYPE_ARCHIVED,
+};
+
+/**
+ * What a person reads when Svix disabled a Zap's endpoint (after its deliveries failed for days): the Zap, by the
+ * name its endpoint gives it where it does, turned off and on again re-enables it (its subscribe does).
+ */
+export const disabledZapMessage = (zap: string | undefined): string =>
+  zap === undefined
+    ? "Turn off and on again the Zap on Auction Status Changed that stopped running: Svix disabled its endpoint after deliveries failed for days (if that Zap is gone, delete the endpoint in Svix's dashboard)."
+    : `Turn the Zap ${zap} off and on again: Svix disabled its endpoint after deliveries failed for days (if that Zap is gone, delete the endpoint in Svix's dashboard).`;
+
+/** The Zap an endpoint serves, as its description names it (`Zap "name"` or `Zap 417`), if it does. */
+const zapOf = (endpoint: EndpointOut): string | undefined =>
+  /\(Zap ("[^"\n]{1,80}"|[A-Za-z0-9_-]{1,40})\)/.exec(endpoint.description ?? '')?.[1];
+
+/** Endpoints this integration's Zaps made (their uid says so) that Svix has disabled. */
+const disabledZapEndpoints = (listing: unknown): EndpointOut[] => {
+  const decoded = ListResponseEndpointOut.decode(listing);
+  if (!isRight(decoded)) return [];
+  return decoded.right.data.filter(
+    (endpoint) => endpoint.disabled === true && (endpoint.uid ?? '').startsWith('zapier-'),
+  );
 };
 
 /** What each check does, as a phrase in the messages a person reads. */
@@ -34,15 +61,17 @@ const mayRegisterEventTypes = (apiKey: string): boolean => !apiKey.startsWith('i
 
 /**
  * Checks, all at once, that the key may list the Consumer App's endpoints and
- * messages, and read the event type (or register it, when it is missing).
- * Throws a plain error naming the first thing it may not do.
+ * messages, and read the event type (or register it, when it is missing, and
+ * un-archive it, when archived). Throws a plain error naming the first thing
+ * it may not do; then one naming a Zap whose endpoint Svix disabled.
  */
 export const checkAccess = async (caller: Caller): Promise<void> => {
   const app = `/api/v1/app/${encodeURIComponent(caller.connection.appId)}`;
   const checks: Check[] = [
     {
+      // One page, the most Svix lists at once (newest first): enough to see a Zap's endpoint Svix disabled.
       path: `${app}/endpoint`,
-      params: { limit: 1 },
+      params: { limit: 250 },
       refused: ACCESS_MESSAGES.endpoints,
       action: ACCESS_ACTIONS.endpoints,
     },
@@ -79,4 +108,12 @@ export const checkAccess = async (caller: Caller): Promise<void> => {
   if (eventType?.status === 404 && !mayRegisterEventTypes(caller.connection.apiKey)) {
     throw new caller.io.errors.Error(ACCESS_MESSAGES.eventTypeMissing, 'EventTypeMissing', 400);
   }
+  // Archived: Svix refuses it to every new endpoint. Turning a Zap on un-archives it when the key may.
+  if (eventType?.status === 200 && !mayRegisterEventTypes(caller.connection.apiKey)) {
+    const read = decodeAnswer(caller, EventTypeOut, eventType.body, ACCESS_ACTIONS.eventType);
+    if (read.archived === true)
+      throw new caller.io.errors.Error(ACCESS_MESSAGES.eventTypeArchived, 'EventTypeArchived', 400);
+  }
+  const [disabled] = disabledZapEndpoints(answers[0]?.body);
+  if (disabled) throw new caller.io.errors.Error(disabledZapMessage(zapOf(disabled)), 'EndpointDisabled', 400);
 };

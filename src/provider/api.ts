@@ -80,7 +80,7 @@ export type EndpointCreation =
   | { kind: 'created'; endpoint: EndpointOut }
   /** An endpoint with this uid exists already (a retried subscribe). */
   | { kind: 'exists' }
-  /** Svix refused it (400, 403 or 422): the event type is not registered, a field is not allowed on this plan… */
+  /** Svix refused it (400, 403 or 422): the event type is not registered or is archived, a field is refused… */
   | { kind: 'refused'; status: number; body: unknown };
 
 export const CREATE_ENDPOINT = ACTIONS.createEndpoint;
@@ -117,16 +117,37 @@ export const getEndpoint = async (caller: Caller, idOrUid: string): Promise<Endp
   return decodeAnswer(caller, EndpointOut, answer.body, action);
 };
 
-/** Turns an endpoint back on and points it at AUCTION_STATUS_CHANGE only. */
-export const restoreEndpoint = async (caller: Caller, endpointId: string, url: string): Promise<EndpointOut> => {
+/** The endpoint, or undefined when Svix has none by this id or uid. */
+export const findEndpoint = async (caller: Caller, idOrUid: string): Promise<EndpointOut | undefined> => {
+  const action = ACTIONS.readEndpoint;
+  const answer = await callProvider(caller, {
+    method: 'GET',
+    path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, idOrUid)}`,
+    action,
+    accept: [404],
+  });
+  return answer.status === 404 ? undefined : decodeAnswer(caller, EndpointOut, answer.body, action);
+};
+
+/**
+ * Turns an endpoint back on (Svix disables one whose deliveries failed for days) and points it at
+ * AUCTION_STATUS_CHANGE only. Refused with 422 while that event type is archived.
+ */
+export const restoreEndpoint = async (
+  caller: Caller,
+  endpointId: string,
+  url: string,
+): Promise<Exclude<EndpointCreation, { kind: 'exists' }>> => {
   const action = ACTIONS.restoreEndpoint;
   const answer = await callProvider(caller, {
     method: 'PATCH',
     path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}`,
     body: { url, disabled: false, eventTypes: [EVENT_TYPE_NAME] },
     action,
+    accept: [422],
   });
-  return decodeAnswer(caller, EndpointOut, answer.body, action);
+  if (answer.status === 422) return { kind: 'refused', status: answer.status, body: answer.body };
+  return { kind: 'created', endpoint: decodeAnswer(caller, EndpointOut, answer.body, action) };
 };
 
 /** True when the endpoint delivers AUCTION_STATUS_CHANGE, and only that, to this URL. */

@@ -16,6 +16,7 @@ export const EndpointOut = t.intersection(
     t.type({ id: t.string, url: t.string }),
     t.partial({
       uid: nullable(t.string),
+      description: nullable(t.string),
       disabled: nullable(t.boolean),
       eventTypes: nullable(t.array(t.string)),
       // The field's name before 2026, still sent by some servers.
@@ -26,6 +27,12 @@ export const EndpointOut = t.intersection(
   'EndpointOut',
 );
 export type EndpointOut = t.TypeOf<typeof EndpointOut>;
+
+export const ListResponseEndpointOut = t.intersection(
+  [t.type({ data: t.array(EndpointOut), done: t.boolean }), t.partial({ iterator: nullable(t.string) })],
+  'ListResponse_EndpointOut_',
+);
+export type ListResponseEndpointOut = t.TypeOf<typeof ListResponseEndpointOut>;
 
 export const EndpointSecretOut = t.type({ key: t.string }, 'EndpointSecretOut');
 export type EndpointSecretOut = t.TypeOf<typeof EndpointSecretOut>;

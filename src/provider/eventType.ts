@@ -13,6 +13,7 @@ export const EVENT_TYPE_ACTIONS = {
   read: `reading the ${EVENT_TYPE_NAME} event type`,
   register: `registering the ${EVENT_TYPE_NAME} event type`,
   update: `updating the ${EVENT_TYPE_NAME} event type to the published schema`,
+  unarchive: `un-archiving the ${EVENT_TYPE_NAME} event type`,
 };
 export const SCHEMA_VERSION = '1';
 
@@ -44,7 +45,7 @@ export const auctionStatusChangeEventType = {
  */
 export interface ProviderTransport {
   call(call: {
-    method: 'GET' | 'POST' | 'PUT';
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH';
     path: string;
     body?: object;
     action: string;
@@ -53,7 +54,14 @@ export interface ProviderTransport {
   decode<A>(codec: t.Decoder<unknown, A>, body: unknown, action: string): A;
 }
 
-export type EventTypeState = 'created' | 'updated' | 'unchanged' | 'not-permitted';
+/**
+ * What became of the event type: `unarchived` when it was archived and is live again; `not-permitted` when it is
+ * missing (or unreadable) and the key may not register it; `archived-not-permitted` when it is archived and the key
+ * may not un-archive it. Svix counts an archived type as missing for an endpoint's eventTypes (a 422), yet reads it
+ * back (200, `archived: true`): see docs/svix-fidelity.md.
+ */
+export type EventTypeState =
+  'created' | 'updated' | 'unarchived' | 'unchanged' | 'not-permitted' | 'archived-not-permitted';
 
 export interface EventTypePolicy {
   /** Bring an existing event type's schema back to the published one (the set-up does; a Zap never changes it). */
@@ -82,11 +90,23 @@ export const ensureEventType = async (
     return created.status === 409 ? 'unchanged' : 'created';
   }
   const existing = transport.decode(EventTypeOut, read.body, action);
-  if (!policy.updateSchema) return 'unchanged';
+  const archived = existing.archived === true;
+  if (!policy.updateSchema) {
+    if (!archived) return 'unchanged';
+    // Only `archived` changes: the description and schemas its owner gave it stay.
+    const unarchived = await transport.call({
+      method: 'PATCH',
+      path: EVENT_TYPE_PATH,
+      body: { archived: false },
+      action: EVENT_TYPE_ACTIONS.unarchive,
+      accept: [403],
+    });
+    return unarchived.status === 403 ? 'archived-not-permitted' : 'unarchived';
+  }
   const schemas = typeof existing.schemas === 'object' && existing.schemas !== null ? existing.schemas : {};
   const published = auctionStatusChangeEventType.schemas[SCHEMA_VERSION];
   const current: unknown = Object.entries(schemas).find(([version]) => version === SCHEMA_VERSION)?.[1];
-  if (existing.archived !== true && isDeepStrictEqual(current, published)) return 'unchanged';
+  if (!archived && isDeepStrictEqual(current, published)) return 'unchanged';
   const updated = await transport.call({
     method: 'PUT',
     path: EVENT_TYPE_PATH,
@@ -99,5 +119,6 @@ export const ensureEventType = async (
     action: EVENT_TYPE_ACTIONS.update,
     accept: [403],
   });
-  return updated.status === 403 ? 'not-permitted' : 'updated';
+  if (updated.status === 403) return archived ? 'archived-not-permitted' : 'not-permitted';
+  return 'updated';
 };

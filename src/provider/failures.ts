@@ -16,11 +16,11 @@ export type Failure = (
   | { kind: 'error'; code: string; status: number; message: string }
 ) & { log?: string };
 
-/** A provider error code such as `not_found` is a slug; anything else is not repeated. */
+/** A provider error code such as `not_found` (or `insufficient access`, with a space, as Svix writes it); anything else is not repeated. */
 const safeCode = (body: unknown): string | undefined => {
   const decoded = HttpErrorOut.decode(body);
   if (!isRight(decoded)) return undefined;
-  return /^[a-z0-9_.-]{1,64}$/i.test(decoded.right.code) ? decoded.right.code : undefined;
+  return /^[a-z0-9_. -]{1,64}$/i.test(decoded.right.code) ? decoded.right.code : undefined;
 };
 
 /** Field locations from a 422 body (`["body", "url"]` → `url`): names only, never values. */

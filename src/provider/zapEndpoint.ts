@@ -3,9 +3,11 @@ import * as t from 'io-ts';
 import { SubscribeData } from '../models/inbound';
 import type { Caller } from './request';
 import {
+  ACTIONS,
   CREATE_ENDPOINT,
   createEndpoint,
   endpointIsReady,
+  findEndpoint,
   getEndpoint,
   getEndpointSecret,
   newEndpointSecret,
@@ -13,7 +15,7 @@ import {
   transportOf,
 } from './api';
 import { EVENT_TYPE_NAME, ensureEventType } from './eventType';
-import { describeStatus } from './failures';
+import { describeStatus, invalidFields } from './failures';
 import { endpointUid, isEndpointId } from './ids';
 import { raise } from './request';
 
@@ -37,6 +39,20 @@ export const zapEndpointOf = (subscribeData: unknown, targetUrl: string | undefi
   return targetUrl ? endpointUid('zapier', targetUrl) : undefined;
 };
 
+/** What Test trigger of a Zap says when Svix disabled the Zap's endpoint. */
+export const THIS_ZAP_DISABLED =
+  "Turn this Zap off and on again: Svix disabled its endpoint after its deliveries failed for days, so no auction event reaches it. Events sent meanwhile are not sent again by themselves; resend any you need from Svix's dashboard.";
+
+/**
+ * Test trigger of a Zap that is on: says so when Svix disabled its endpoint, as it does after deliveries failed for
+ * days (turning the Zap off and on re-enables it). A Zap not yet on has no endpoint to check.
+ */
+export const checkZapEndpoint = async (caller: Caller, subscribeData: unknown, targetUrl?: string): Promise<void> => {
+  const id = zapEndpointOf(subscribeData, targetUrl);
+  const endpoint = id === undefined ? undefined : await findEndpoint(caller, id);
+  if (endpoint?.disabled === true) throw new caller.io.errors.Error(THIS_ZAP_DISABLED, 'EndpointDisabled', 400);
+};
+
 /** How the endpoint reads in Svix's dashboard: which Zap it serves. */
 export const endpointDescription = (zap: ZapMeta = {}): string => {
   const name = (zap.name ?? '')
@@ -51,12 +67,35 @@ export const endpointDescription = (zap: ZapMeta = {}): string => {
 /** The event type is missing, and this connection's key may not register it. */
 export const EVENT_TYPE_NOT_PERMITTED = `Ask whoever set up your Consumer App to register the ${EVENT_TYPE_NAME} event type in Svix, then turn the Zap on again: it is not registered, and this connection's key may not register it.`;
 
+/** The event type is archived (Svix then sends it to no new endpoint), and this connection's key may not un-archive it. */
+export const EVENT_TYPE_ARCHIVED = `Ask the owner of your Svix account to un-archive ${EVENT_TYPE_NAME} in Svix's dashboard (Event Types), then turn the Zap on again: it is archived, and this connection's key may not un-archive it.`;
+
+/** Whether a 422 names this field (`eventTypes`, or `eventTypes.0` as some servers give it). */
+const names = (refusal: { status: number; body: unknown }, field: string): boolean =>
+  refusal.status === 422 && invalidFields(refusal.body).some((name) => name === field || name.startsWith(`${field}.`));
+
+/**
+ * Makes AUCTION_STATUS_CHANGE live when Svix refused an endpoint for it: registers it when missing, un-archives it
+ * when archived (Svix counts an archived type as missing), where the key may. True when it changed something, so
+ * the call is worth making again; a plain error naming who does what when the key may not.
+ */
+const makeEventTypeLive = async (caller: Caller): Promise<boolean> => {
+  const state = await ensureEventType(transportOf(caller), { updateSchema: false });
+  if (state === 'not-permitted') throw new caller.io.errors.Error(EVENT_TYPE_NOT_PERMITTED, 'EventTypeMissing', 400);
+  if (state === 'archived-not-permitted')
+    throw new caller.io.errors.Error(EVENT_TYPE_ARCHIVED, 'EventTypeArchived', 400);
+  if (state === 'unarchived') caller.io.log(`Un-archived the ${EVENT_TYPE_NAME} event type to turn this Zap on.`);
+  return state === 'created' || state === 'unarchived';
+};
+
 /**
  * Creates this Zap's endpoint with a signing secret made here, paced at THROTTLE_RATE, so that the usual
- * subscribe makes one provider call. When Svix refuses it: for lack of the event type, it registers it (when its
- * key may) and tries again; for pacing (a plan without endpoint throttling), it tries once without, and logs that.
- * When Zapier retries a subscribe whose answer was lost (the uid already exists), it reuses that endpoint, turned
- * back on and filtered to AUCTION_STATUS_CHANGE, and reads its secret.
+ * subscribe makes one provider call. When Svix refuses it with a 422: one naming throttleRate (no source says
+ * any plan answers so, but should one) makes it once more without pacing, and logs that; any other makes sure
+ * the event type is live (registered, or un-archived) where the key may, and tries again if that changed it.
+ * When Zapier retries a subscribe whose answer was lost, or a Zap is turned off and on while its endpoint
+ * stayed (the uid exists), it reuses that endpoint, turned back on (Svix disables one whose deliveries failed
+ * for days) and filtered to AUCTION_STATUS_CHANGE, and reads its secret.
  */
 export const subscribeEndpoint = async (
   caller: Caller,
@@ -68,30 +107,32 @@ export const subscribeEndpoint = async (
   const plain = { url: targetUrl, uid, description: endpointDescription(zap), secret };
   let paced = true;
   let eventTypeChecked = false;
-  // Each remedy is tried once: the event type registered, then pacing left out.
+  const refused = (refusal: { status: number; body: unknown }, action: string): never =>
+    raise(caller.io, describeStatus(refusal.status, refusal.body, { action, reader: caller.reader }));
+  // Each remedy is tried once: pacing left out, the event type made live.
   for (;;) {
     const created = await createEndpoint(caller, paced ? { ...plain, throttleRate: THROTTLE_RATE } : plain);
     if (created.kind === 'created') return { id: created.endpoint.id, secret };
     if (created.kind === 'exists') break;
+    if (paced && names(created, 'throttleRate')) {
+      paced = false;
+      caller.io.log(
+        `Svix refused this Zap's endpoint with throttleRate ${THROTTLE_RATE} (${created.status}): making it without pacing.`,
+      );
+      continue;
+    }
     if (created.status === 422 && !eventTypeChecked) {
       eventTypeChecked = true;
-      const state = await ensureEventType(transportOf(caller), { updateSchema: false });
-      if (state === 'not-permitted')
-        throw new caller.io.errors.Error(EVENT_TYPE_NOT_PERMITTED, 'EventTypeMissing', 400);
-      if (state === 'created') continue;
+      if (await makeEventTypeLive(caller)) continue;
     }
-    if (!paced) {
-      return raise(
-        caller.io,
-        describeStatus(created.status, created.body, { action: CREATE_ENDPOINT, reader: caller.reader }),
-      );
-    }
-    paced = false;
-    caller.io.log(
-      `Svix refused this Zap's endpoint with throttleRate ${THROTTLE_RATE} (${created.status}): making it without pacing, as on a plan without endpoint throttling.`,
-    );
+    return refused(created, CREATE_ENDPOINT);
   }
   const existing = await getEndpoint(caller, uid);
-  if (!endpointIsReady(existing, targetUrl)) await restoreEndpoint(caller, existing.id, targetUrl);
+  if (!endpointIsReady(existing, targetUrl)) {
+    let restored = await restoreEndpoint(caller, existing.id, targetUrl);
+    if (restored.kind === 'refused' && (await makeEventTypeLive(caller)))
+      restored = await restoreEndpoint(caller, existing.id, targetUrl);
+    if (restored.kind === 'refused') refused(restored, ACTIONS.restoreEndpoint);
+  }
   return { id: existing.id, secret: await getEndpointSecret(caller, existing.id) };
 };

@@ -11,13 +11,14 @@ import { PlatformStandIn } from './platform';
  * events sent together to a Zap's Consumer App, through the emulator (Svix's
  * retry schedule compressed a thousand times) to the Zapier stand-in, which
  * refuses deliveries past Zapier's limit for one hook (30 a second) with 429.
- * The Zap's endpoint is paced (throttleRate) unless the emulated account's
- * plan refuses pacing (`paced: false`). Everything stays on loopback.
+ * The Zap's endpoint is paced (throttleRate 25) as Svix Cloud paces it, or
+ * not (`paced: false`), as the open-source server's worker, which stores the
+ * rate but does not enforce it. Everything stays on loopback.
  */
 
 export interface BurstResult {
   events: number;
-  /** Whether the Zap's endpoint was paced. */
+  /** Whether Svix paced the Zap's endpoint. */
   paced: boolean;
   /** Deliveries Zapier's stand-in answered 429 (past its limit for one hook). */
   hookLimitAnswers: number;
@@ -43,7 +44,7 @@ export const runBurst = async (options: {
   const apiKey = 'testsk_burst';
   const emulator = new ProviderEmulator({
     apiKey,
-    endpointThrottling: options.paced,
+    paceDeliveries: options.paced,
     concurrency: 64,
     ...(options.retryScheduleMs ? { retryScheduleMs: options.retryScheduleMs } : {}),
   });

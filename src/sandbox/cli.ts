@@ -17,14 +17,18 @@ export const SANDBOX_APP_ID = 'app_2pSandboxLocalConsumerApp01';
 const USAGE = `Usage:
   npm start                         run the whole story offline (emulator, set-up, a Zap, auctions)
   npm start -- --events N           the same with N auction events (default 12)
+  npm start -- --archived           the same with AUCTION_STATUS_CHANGE archived after the set-up: what a Zap
+                                    with the integration key reads, then the Zap turned on (its subscribe
+                                    un-archives it with the API Access Key)
   npm start -- --serve [--port P] [--api-key K]
                                     run the provider emulator on 127.0.0.1:P (default ${SERVE_DEFAULTS.port}) until
                                     stopped, with the sandbox's Consumer App and a few auction events in it,
                                     for zapier-platform invoke (key K, default ${SERVE_DEFAULTS.apiKey})
   npm start -- --burst N [--unpaced]
                                     N auction events at once to one Zap, whose endpoint Svix paces at 25 a
-                                    second (or not, with --unpaced): how many Zapier refused past its limit
-                                    of 30 a second for one hook, and whether each event ran once`;
+                                    second (or not, with --unpaced, as the open-source server): how many
+                                    Zapier refused past its limit of 30 a second for one hook, and whether
+                                    each event ran once`;
 
 const positiveInteger = (text: string | undefined, fallback: number, max: number): number | undefined => {
   if (text === undefined) return fallback;
@@ -70,6 +74,7 @@ const OPTIONS = {
   'api-key': { type: 'string' },
   burst: { type: 'string' },
   unpaced: { type: 'boolean' },
+  archived: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -84,6 +89,7 @@ export const main = async (argv: string[], env: Env = process.env): Promise<numb
     'api-key'?: string;
     burst?: string;
     unpaced?: boolean;
+    archived?: boolean;
     help?: boolean;
   };
   try {
@@ -126,7 +132,11 @@ export const main = async (argv: string[], env: Env = process.env): Promise<numb
     process.stderr.write(`--events takes a whole number from 1 to 100000.\n${USAGE}\n`);
     return 2;
   }
-  const summary = await runStory({ events, say: (line) => process.stdout.write(`${line}\n`) });
+  const summary = await runStory({
+    events,
+    say: (line) => process.stdout.write(`${line}\n`),
+    archived: values.archived === true,
+  });
   process.stdout.write(`${summaryLine(summary)}\n`);
   const healthy = summary.doubled === 0 && summary.failed === 0 && summary.lost === 0 && summary.endpointsLeft === 0;
   return healthy ? 0 : 1;

@@ -173,7 +173,8 @@ export class HookRunner {
 
   private operation(
     operation: 'perform' | 'performSubscribe' | 'performUnsubscribe',
-    bundle: Partial<Bundle>,
+    // Zapier's `meta.zap` carries more than core's published type says (the Zap's name, where given).
+    bundle: Omit<Partial<Bundle>, 'meta'> & { meta?: unknown },
   ): Promise<unknown> {
     return this.invoke(`triggers.${TRIGGER_KEY}.operation.${operation}`, {
       authData: this.options.authData,
@@ -191,11 +192,11 @@ export class HookRunner {
     this.server = undefined;
   }
 
-  /** Turns a Zap on: performSubscribe with this runner's target URL, as Zapier does. */
+  /** Turns a Zap on: performSubscribe with this runner's target URL and the Zap in `meta`, as Zapier does. */
   async turnOn(name: string, inputData: Record<string, unknown> = {}): Promise<Zap> {
     const id = randomBytes(6).toString('hex');
     const targetUrl = `${this.server?.url ?? ''}/hooks/standard/${id}/`;
-    const returned = await this.operation('performSubscribe', { inputData, targetUrl });
+    const returned = await this.operation('performSubscribe', { inputData, targetUrl, meta: { zap: { id, name } } });
     const decoded = SubscribeData.decode(returned);
     if (!isRight(decoded)) throw new Error('performSubscribe returned no endpoint id and secret');
     const zap: Zap = { id, name, targetUrl, inputData, subscribeData: decoded.right };

@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { auctionStatusChangedOutputFields } from '../fields/auctionStatusChanged';
 import app from '../index';
 import { ProviderClient } from '../setup/client';
-import { runSetup } from '../setup/setup';
+import { runSetup, type SetupResult } from '../setup/setup';
+import { EventTypeOut } from '../provider/codecs';
+import { EVENT_TYPE_NAME } from '../provider/eventType';
+import { errorDetails } from './errorDetails';
 import { AuctionService } from './auctions';
 import { ProviderEmulator } from './emulator';
 import { newId } from './emulator/store';
@@ -21,6 +24,12 @@ import { PlatformStandIn } from './platform';
 export interface StoryOptions {
   events: number;
   say: (line: string) => void;
+  /**
+   * AUCTION_STATUS_CHANGE archived after the set-up (as its owner may do in Svix's dashboard), before the Zap is
+   * turned on: first with an integration key, which may not un-archive it (the story prints what the person reads),
+   * then with the API Access Key, whose subscribe un-archives it.
+   */
+  archived?: boolean;
 }
 
 export interface StorySummary {
@@ -57,7 +66,52 @@ export const summaryLine = (summary: StorySummary): string =>
   `filtered=${summary.filtered} rejected=${summary.rejected} duplicates=${summary.duplicates} doubled=${summary.doubled} ` +
   `failed=${summary.failed} lost=${summary.lost} endpoints_left=${summary.endpointsLeft}`;
 
-export const runStory = async ({ events, say }: StoryOptions): Promise<StorySummary> => {
+/** What a refused operation told the person, as Zapier shows it. */
+const messageOf = (error: unknown): string => errorDetails(error).message;
+
+const isArchived = async (client: ProviderClient): Promise<boolean> => {
+  const read = await client.call({
+    method: 'GET',
+    path: `/api/v1/event-type/${EVENT_TYPE_NAME}`,
+    action: 'reading it',
+  });
+  return client.decode(EventTypeOut, read.body, 'reading it').archived === true;
+};
+
+/**
+ * `--archived`: AUCTION_STATUS_CHANGE archived in Svix's dashboard after the set-up. A Zap connected with the
+ * integration key cannot be turned on (the key may not un-archive it): the story prints the message the person
+ * reads. The Zap connected with the API Access Key is turned on next, and its subscribe un-archives it.
+ */
+const archivedFirst = async (
+  client: ProviderClient,
+  platform: PlatformStandIn,
+  setup: SetupResult,
+  baseUrl: string,
+  say: (line: string) => void,
+): Promise<void> => {
+  await client.call({ method: 'DELETE', path: `/api/v1/event-type/${EVENT_TYPE_NAME}`, action: 'archiving it' });
+  say(`      ${EVENT_TYPE_NAME} archived in Svix's dashboard (archived: ${String(await isArchived(client))}).`);
+  const key = setup.integrationKey?.kind === 'created' ? setup.integrationKey.key : undefined;
+  if (key === undefined) throw new Error('the set-up made no integration key');
+  const withKey = new HookRunner({ app, platform, authData: { apiKey: key, appId: setup.appId, serverUrl: baseUrl } });
+  await withKey.start();
+  try {
+    const refused = await withKey.turnOn('Connected with the integration key').then(
+      () => undefined,
+      (error: unknown) => messageOf(error),
+    );
+    if (refused === undefined)
+      throw new Error('a Zap with the integration key was turned on while the type is archived');
+    say(`      Turning a Zap on with the integration key stops; the person reads (${refused.length} characters):`);
+    say(`        "${refused}"`);
+  } finally {
+    await withKey.stop();
+  }
+  say('      Turning the Zap on with the API Access Key instead:');
+};
+
+export const runStory = async ({ events, say, archived = false }: StoryOptions): Promise<StorySummary> => {
   const apiKey = `sk_sandbox_${randomBytes(12).toString('hex')}`;
   const emulator = new ProviderEmulator({ apiKey });
   const platform = new PlatformStandIn();
@@ -69,7 +123,12 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
 
     const client = new ProviderClient({ baseUrl, apiKey });
     say('[2/7] Set-up (what `npm run setup` does against Svix):');
-    const setup = await runSetup({ client, appName: 'Sandbox Auction House', say: (line) => say(`      ${line}`) });
+    const setup = await runSetup({
+      client,
+      appName: 'Sandbox Auction House',
+      say: (line) => say(`      ${line}`),
+      ...(archived ? { integrationKey: 'ensure' as const } : {}),
+    });
 
     const authData = { apiKey, appId: setup.appId, serverUrl: baseUrl };
     const auctionService = new AuctionService(client, setup.appId);
@@ -119,11 +178,16 @@ export const runStory = async ({ events, say }: StoryOptions): Promise<StorySumm
       },
     });
     const runnerUrl = await runner.start();
+    if (archived) await archivedFirst(client, platform, setup, baseUrl, say);
     const zap = await runner.turnOn('Email bidders when an auction opens or sells', { statuses: ZAP_STATUSES });
     say(
       `[3/7] Zapier stand-in at ${runnerUrl}, with z.cache served as on Zapier at ${platformUrl}. Turned a Zap on (only statuses ${ZAP_STATUSES.join(', ')}):`,
     );
     say(`      performSubscribe created endpoint ${zap.subscribeData.id} for ${zap.targetUrl}`);
+    if (archived)
+      say(
+        `      ${EVENT_TYPE_NAME} is ${(await isArchived(client)) ? 'still archived' : 'live again'}: the Zap is on.`,
+      );
 
     say(`[4/7] The auction service emits ${events} events (creation, then each status change):`);
     // Alternate: open a new auction, then move the oldest open one on a step.

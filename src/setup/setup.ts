@@ -74,7 +74,7 @@ const ensureApp = async (client: ProviderClient, name: string) => {
 const registerEventType = async (client: ProviderClient): Promise<SetupResult['eventType']> => {
   const state = await ensureEventType(client, { updateSchema: true });
   // A key that may not manage event types cannot do the set-up's job: say which key can.
-  if (state === 'not-permitted') {
+  if (state === 'not-permitted' || state === 'archived-not-permitted') {
     throw new ProviderFailure({
       kind: 'error',
       code: 'ProviderForbidden',
@@ -82,7 +82,8 @@ const registerEventType = async (client: ProviderClient): Promise<SetupResult['e
       message: `This key may not register the ${EVENT_TYPE_NAME} event type (403). Run the set-up with an API Access Key of the Svix account that owns the Consumer App (an integration key cannot do this).`,
     });
   }
-  return state;
+  // An archived one is brought back with the published schema: an update.
+  return state === 'unarchived' ? 'updated' : state;
 };
 
 const ensureEndpoint = async (client: ProviderClient, appId: string, url: string) => {

@@ -23,7 +23,7 @@ import { isMessageId } from '../provider/ids';
 import { timeOfProviderId } from '../provider/ksuid';
 import { callerOf, halt, ioOf, requestSettings, type Caller, type Io } from '../provider/request';
 import { checkEnvelope, signatureCount, signer, signingHeaders } from '../provider/signature';
-import { subscribeEndpoint, ZapMeta, zapEndpointOf } from '../provider/zapEndpoint';
+import { checkZapEndpoint, subscribeEndpoint, ZapMeta, zapEndpointOf } from '../provider/zapEndpoint';
 import { recentAuctioneers, recentStatuses } from './choices';
 import { passesFilters, readFilters, type Filters } from '../fields/filters';
 import { isOutdated, recordNewest } from './outdated';
@@ -129,6 +129,7 @@ export const operationsFor = (runtime: Runtime) => {
 
   const performList = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {
     const filters = filtersOf(z, bundle);
+    await checkZapEndpoint(callerOf(z, bundle, 'zap-editor'), bundle.subscribeData, bundle.targetUrl);
     const { items, firstProblem } = await recentEvents(z, bundle);
     if (items.length === 0 && firstProblem !== undefined) throw new z.errors.Error(firstProblem, 'InvalidPayload', 400);
     return items.length === 0 ? [auctionStatusChangedSample] : items.filter((item) => passesFilters(item, filters));

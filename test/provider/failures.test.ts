@@ -116,3 +116,40 @@ describe('provider errors become plain-English platform errors', () => {
     );
   });
 });
+
+describe("Svix's error bodies as its server writes them (error.rs) give the right words", () => {
+  const context = { action: "creating this Zap's endpoint", reader: 'zap-editor' } as const;
+
+  it('403 with the code "insufficient access" (a space): the key is refused, and the log keeps the code', () => {
+    const refused = describeStatus(
+      403,
+      { code: 'insufficient access', detail: 'Insufficient access for the given operation.' },
+      context,
+    );
+    expect(refused).toMatchObject({ kind: 'error', code: 'ProviderForbidden' });
+    expect(refused.message).toMatch(/^Reconnect your account in Zapier with a key of the Svix account/);
+    expect(refused.log).toBe("Svix answered 403 (insufficient access) while creating this Zap's endpoint.");
+  });
+
+  it("500 with the body {}: a passing problem on Svix's side", () => {
+    const refused = describeStatus(500, {}, context);
+    expect(refused).toMatchObject({ kind: 'error', code: 'ProviderUnavailable' });
+    expect(refused.message).toMatch(/^Try again in a few minutes: Svix had a temporary problem/);
+    expect(refused.log).toBe("Svix answered 500 while creating this Zap's endpoint.");
+  });
+
+  it('422 with a detail list: the fields it names, never their values', () => {
+    const body = {
+      detail: [
+        {
+          loc: ['body', 'eventTypes'],
+          msg: "The following event types don't exist: SECRET_VALUE",
+          type: 'value_error',
+        },
+      ],
+    };
+    const refused = describeStatus(422, body, context);
+    expect(refused.message).toMatch(/^Check the connection's fields \(eventTypes\)/);
+    expect(refused.message).not.toContain('SECRET_VALUE');
+  });
+});

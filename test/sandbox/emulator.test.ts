@@ -180,11 +180,11 @@ describe('event types', () => {
     const updated = await svix.eventType.upsert(EVENT_TYPE_NAME, { description: 'Changed', schemas: {} });
     expect(updated.description).toBe('Changed');
     expect((await svix.eventType.get(EVENT_TYPE_NAME)).schemas).toEqual({});
-    // PUT on a name that does not exist yet creates it.
+    // PUT on a name that does not exist yet creates it. Listed by name (event_type.rs, list_event_types).
     await svix.eventType.upsert('AUCTION_ARCHIVED', { description: 'Archived auctions' });
     expect((await svix.eventType.list()).data.map((eventType) => eventType.name)).toEqual([
-      EVENT_TYPE_NAME,
       'AUCTION_ARCHIVED',
+      EVENT_TYPE_NAME,
     ]);
   });
 
@@ -245,14 +245,19 @@ describe('endpoints', () => {
       svix.endpoint.create(app.id, { url: 'http://127.0.0.1:9/', eventTypes: ['NOT_REGISTERED'] }),
     );
     expect(unknown.code).toBe(422);
-    expect(unknown.body).toEqual({
-      detail: [{ loc: ['body', 'eventTypes', '0'], msg: 'Unknown event type', type: 'value_error' }],
-    });
+    // As the server words it (endpoint/crud.rs, validate_event_types), under eventTypes whichever name was sent.
+    const missing = {
+      detail: [
+        {
+          loc: ['body', 'eventTypes'],
+          msg: "The following event types don't exist: NOT_REGISTERED",
+          type: 'value_error',
+        },
+      ],
+    };
+    expect(unknown.body).toEqual(missing);
     const older = { url: 'http://127.0.0.1:9/', filterTypes: ['NOT_REGISTERED'] };
-    expect(await call('POST', `/api/v1/app/${app.id}/endpoint`, older)).toEqual({
-      status: 422,
-      body: { detail: [{ loc: ['body', 'filterTypes', '0'], msg: 'Unknown event type', type: 'value_error' }] },
-    });
+    expect(await call('POST', `/api/v1/app/${app.id}/endpoint`, older)).toEqual({ status: 422, body: missing });
   });
 
   it('refuses a duplicate uid with 409, and deletes (then 404)', async () => {
@@ -387,11 +392,19 @@ describe('endpoint PATCH', () => {
     expect(both.status).toBe(422);
     expect(await call('PATCH', path, { description: 'x', eventTypes: [EVENT_TYPE_NAME, 'NOPE'] })).toEqual({
       status: 422,
-      body: { detail: [{ loc: ['body', 'eventTypes', '1'], msg: 'Unknown event type', type: 'value_error' }] },
+      body: {
+        detail: [
+          { loc: ['body', 'eventTypes'], msg: "The following event types don't exist: NOPE", type: 'value_error' },
+        ],
+      },
     });
     expect(await call('PATCH', path, { filterTypes: ['NOPE'] })).toEqual({
       status: 422,
-      body: { detail: [{ loc: ['body', 'filterTypes', '0'], msg: 'Unknown event type', type: 'value_error' }] },
+      body: {
+        detail: [
+          { loc: ['body', 'eventTypes'], msg: "The following event types don't exist: NOPE", type: 'value_error' },
+        ],
+      },
     });
     for (const body of [
       { url: 'not a url' },
@@ -445,10 +458,14 @@ describe('messages and deliveries', () => {
     const app = await svix.application.create({ name: 'Messages' });
     await registerEventType();
     const sent = [];
+    // 4 ms apart: within one 4 ms slot, ids sort by their random part, as Svix's do.
+    let now = Date.now();
+    jest.spyOn(Date, 'now').mockImplementation(() => (now += 4));
     for (const status of ['DRAFT', 'OPEN_FOR_BIDDING', 'LOTS_SOLD']) {
       sent.push(await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload: { ...payload, status } }));
     }
     await svix.message.create(app.id, { eventType: 'SOMETHING_ELSE', payload: {} });
+    jest.restoreAllMocks();
     expect(
       recorded
         .filter((answer) => answer.method === 'POST' && answer.path.endsWith('/msg'))
@@ -473,7 +490,7 @@ describe('messages and deliveries', () => {
     expect(bare.data[0]).toMatchObject({ eventType: 'SOMETHING_ELSE', payload: {} });
   });
 
-  it('lists only the messages made between after and before, both exclusive, a page at a time', async () => {
+  it('lists the messages made between after (its own 4 ms kept) and before (its own left out), a page at a time', async () => {
     let now = Date.UTC(2026, 0, 5, 9, 0, 0);
     // A message is stamped with the time it is made.
     jest.spyOn(Date, 'now').mockImplementation(() => now);
@@ -490,20 +507,20 @@ describe('messages and deliveries', () => {
     expect(first.data.map((message) => message.id)).toEqual([sent[4]?.id, sent[3]?.id]);
     expect(first.done).toBe(false);
     const rest = await svix.message.list(app.id, { ...between, limit: 2, iterator: first.iterator ?? '' });
-    expect(rest.data.map((message) => message.id)).toEqual([sent[2]?.id]);
+    expect(rest.data.map((message) => message.id)).toEqual([sent[2]?.id, sent[1]?.id]);
     expect(rest.done).toBe(true);
-    expect((await svix.message.list(app.id, { after: between.after })).data).toHaveLength(4);
+    expect((await svix.message.list(app.id, { after: between.after })).data).toHaveLength(5);
     expect((await svix.message.list(app.id, { before: between.after })).data).toHaveLength(1);
     jest.restoreAllMocks();
   });
 
-  it('refuses a bound that is not a date-time, naming it', async () => {
+  it('refuses a bound that is not a date-time (400 generic_error, as a query it cannot read), naming it', async () => {
     const url = await start();
     const app = await svix.application.create({ name: 'Bad window' });
     const answer = await fetch(`${url}/api/v1/app/${app.id}/msg?after=yesterday`, {
       headers: { authorization: `Bearer ${KEY}` },
     });
-    expect(answer.status).toBe(422);
+    expect(answer.status).toBe(400);
     expect(JSON.stringify(await answer.json())).toContain('after');
   });
 
@@ -661,8 +678,9 @@ describe('messages and deliveries', () => {
     expect(await payloads()).toEqual([expired, expired, payload, expired]);
     later = 91 * 24 * 60 * 60 * 1000;
     expect(await payloads()).toEqual([expired, expired, expired, expired]);
-    // The log says the same.
-    expect((await svix.message.list(app.id, { withContent: true })).data.map((message) => message.payload)).toEqual([
+    // The log says the same (asked back from now: unbounded, it would reach 90 days from the later clock only).
+    const window = { withContent: true, before: new Date(Date.now() + 60_000) };
+    expect((await svix.message.list(app.id, window)).data.map((message) => message.payload)).toEqual([
       expired,
       expired,
       expired,
@@ -710,11 +728,16 @@ describe('messages and deliveries', () => {
     await start({ limits: { maxMessagesPerApp: 3 } });
     const app = await svix.application.create({ name: 'Bounded' });
     const sent = [];
+    // 4 ms apart: within one 4 ms slot, ids sort by their random part, as Svix's do.
+    let now = Date.now();
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
     for (let index = 0; index < 5; index += 1) {
+      now += 4;
       sent.push(
         await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload: { ...payload, status: `S${index}` } }),
       );
     }
+    jest.restoreAllMocks();
     const listed = await svix.message.list(app.id);
     expect(listed.data.map((message) => message.id)).toEqual([sent[4]?.id, sent[3]?.id, sent[2]?.id]);
     expect((await apiError(svix.message.get(app.id, sent[0]?.id ?? ''))).code).toBe(404);

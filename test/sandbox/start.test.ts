@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { main as setup } from '../../src/setup/cli';
 import { SANDBOX_APP_ID } from '../../src/sandbox/cli';
+import { EVENT_TYPE_ARCHIVED } from '../../src/provider/zapEndpoint';
 import { zapierHeaderName } from '../../src/sandbox/hookRunner';
 import { listenOnLoopback, unusedPort } from '../../src/sandbox/net';
 
@@ -101,6 +102,24 @@ describe('npm start', () => {
     expect(out).toMatch(/dropped .*already ran/);
     // Neither the sandbox key nor an endpoint secret is ever printed.
     expect(out).not.toMatch(/whsec_|sk_sandbox_/);
+  }, 60_000);
+
+  it('--archived: AUCTION_STATUS_CHANGE archived after the set-up; with the integration key, the words a person reads; then the Zap on', async () => {
+    const { code, out } = await collect(['start', '--', '--archived', '--events', '4']);
+    expect(code).toBe(0);
+    expect(out).toContain("AUCTION_STATUS_CHANGE archived in Svix's dashboard (archived: true).");
+    // What a person connected with an integration key reads, quoted, within the 250 characters Zapier shows.
+    const read = /the person reads \((\d+) characters\):\n\s+"([^"\n]+)"/.exec(out);
+    expect(read?.[2]).toBe(EVENT_TYPE_ARCHIVED);
+    expect(Number(read?.[1])).toBe(EVENT_TYPE_ARCHIVED.length);
+    expect(EVENT_TYPE_ARCHIVED.length).toBeLessThanOrEqual(250);
+    expect(out).not.toMatch(/throttl|pacing|plan without/i);
+    // Then turned on with the API Access Key, whose subscribe un-archived it: events run.
+    expect(out).toMatch(/performSubscribe created endpoint ep_\w+ for /);
+    expect(out).toContain('AUCTION_STATUS_CHANGE is live again: the Zap is on.');
+    const summary = summaryOf(out.trim().split('\n').pop() ?? '');
+    expect(summary).toMatchObject({ emitted: 4, doubled: 0, failed: 0, lost: 0, endpoints_left: 0 });
+    expect(out).not.toMatch(/whsec_|sk_sandbox_|integsk_/);
   }, 60_000);
 
   it('refuses a bad --events with exit code 2', async () => {

@@ -4,7 +4,8 @@ import app from '../../src';
 import { operationsFor } from '../../src/triggers/auctionStatusChanged';
 import { virtualRuntime } from '../helpers/clock';
 import { auctionStatusChangedSample } from '../../src/fields/auctionStatusChanged';
-import { APP_ID, PROVIDER, authData, failure, messageIdAt, payload } from '../helpers/fixtures';
+import { THIS_ZAP_DISABLED } from '../../src/provider/zapEndpoint';
+import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, authData, failure, messageIdAt, payload } from '../helpers/fixtures';
 
 const appTester = createAppTester(app);
 const { performList } = operationsFor(virtualRuntime());
@@ -103,5 +104,37 @@ describe('performList (the Zap editor\'s "Test trigger")', () => {
       .reply(200, '<html>captive portal</html>', { 'Content-Type': 'text/html' });
     const refused = await failure(appTester(performList, { authData }));
     expect(refused.message).toMatch(/Server URL/);
+  });
+
+  describe('of a Zap that is on (its subscribe stored its endpoint)', () => {
+    const subscribeData = { id: ENDPOINT_ID, secret: SECRET };
+    const endpointPath = `/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}`;
+    const endpoint = (disabled: boolean) => ({ id: ENDPOINT_ID, url: 'https://hooks.zapier.com/x/', disabled });
+
+    it('says, in plain words, that Svix disabled its endpoint and that turning the Zap off and on brings it back', async () => {
+      const scope = nock(PROVIDER).get(endpointPath).reply(200, endpoint(true));
+      const refused = await failure(appTester(performList, { authData, subscribeData }));
+      expect(refused).toMatchObject({ message: THIS_ZAP_DISABLED, code: 'EndpointDisabled' });
+      expect(refused.message).toMatch(/^Turn this Zap off and on again: Svix disabled its endpoint/);
+      scope.done();
+    });
+
+    it('lists as usual when its endpoint is enabled, or gone (turning it on again makes a new one)', async () => {
+      for (const [status, body] of [
+        [200, endpoint(false)],
+        [404, { code: 'not_found', detail: 'Entity not found' }],
+      ] as const) {
+        const scope = nock(PROVIDER)
+          .get(endpointPath)
+          .reply(status, body)
+          .get(listPath)
+          .query(query)
+          .reply(200, { data: [], iterator: null, done: true });
+        await expect(appTester(performList, { authData, subscribeData })).resolves.toEqual([
+          auctionStatusChangedSample,
+        ]);
+        scope.done();
+      }
+    });
   });
 });

@@ -7,7 +7,7 @@ import { requestSettings } from '../../src/provider/request';
 import { ProviderEmulator } from '../../src/sandbox/emulator';
 import { ProviderClient } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
-import { endpointDescription, THROTTLE_RATE } from '../../src/provider/zapEndpoint';
+import { endpointDescription, EVENT_TYPE_ARCHIVED, THROTTLE_RATE } from '../../src/provider/zapEndpoint';
 import { operationsFor } from '../../src/triggers/auctionStatusChanged';
 import { virtualRuntime } from '../helpers/clock';
 import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, TARGET_URL, authData, failure } from '../helpers/fixtures';
@@ -60,6 +60,9 @@ const endpointBodyOf =
 const endpointBody = endpointBodyOf();
 const endpointPath = `/api/v1/app/${APP_ID}/endpoint`;
 const subscribe = () => zapier().subscribe({ authData, targetUrl: TARGET_URL, inputData: {} });
+/** What the app itself wrote to the log (not core's record of each request, which holds the request bodies). */
+const appLog = (): string =>
+  JSON.stringify(zapier().platform.logLines.filter((line) => JSON.stringify(line).includes('"log_type":"console"')));
 
 beforeEach(() => {
   sentSecret = undefined;
@@ -144,37 +147,86 @@ describe('performSubscribe', () => {
     },
   );
 
-  it('names the field when the provider refuses the endpoint for another reason (the event type exists)', async () => {
+  it('names the field when the provider refuses the endpoint for another reason (the event type exists), blaming no pacing', async () => {
     const invalidUrl = { detail: [{ loc: ['body', 'url'], msg: 'invalid url', type: 'value_error' }] };
     const scope = nock(PROVIDER)
       .post(endpointPath, endpointBody)
       .reply(422, invalidUrl)
       .get('/api/v1/event-type/AUCTION_STATUS_CHANGE')
-      .reply(200, eventTypeOut)
-      .post(endpointPath, endpointBodyOf({ paced: false }))
-      .reply(422, invalidUrl);
+      .reply(200, eventTypeOut);
     const refused = await failure(subscribe());
     expect(refused.code).toBe('ProviderInvalidData');
     expect(refused.message).toMatch(/^Check the connection's fields \(url\)/);
     scope.done();
+    expect(appLog()).not.toMatch(/throttl|pacing/i);
+  });
+
+  // Svix's server refuses an endpoint naming an archived event type with 422 on eventTypes, while reading the
+  // type answers 200 with archived: true (endpoint/crud.rs validate_event_types; event_type.rs).
+  const archivedRefusal = {
+    detail: [
+      {
+        loc: ['body', 'eventTypes'],
+        msg: "The following event types don't exist: AUCTION_STATUS_CHANGE",
+        type: 'value_error',
+      },
+    ],
+  };
+
+  it('un-archives an archived event type (PATCH of archived alone) and makes the endpoint, blaming no pacing', async () => {
+    const scope = nock(PROVIDER)
+      .post(endpointPath, endpointBody)
+      .reply(422, archivedRefusal)
+      .get('/api/v1/event-type/AUCTION_STATUS_CHANGE')
+      .reply(200, { ...eventTypeOut, archived: true })
+      .patch('/api/v1/event-type/AUCTION_STATUS_CHANGE', { archived: false })
+      .reply(200, eventTypeOut)
+      .post(endpointPath, endpointBody)
+      .reply(201, endpointOut);
+    await expect(subscribe()).resolves.toEqual(expect.objectContaining({ id: ENDPOINT_ID }));
+    scope.done();
+    expect(appLog()).toContain('Un-archived the AUCTION_STATUS_CHANGE event type');
+    expect(appLog()).not.toMatch(/throttl|pacing/i);
+  });
+
+  it('says who does what when the event type is archived and this key may not un-archive it (403)', async () => {
+    const scope = nock(PROVIDER)
+      .post(endpointPath, endpointBody)
+      .reply(422, archivedRefusal)
+      .get('/api/v1/event-type/AUCTION_STATUS_CHANGE')
+      .reply(200, { ...eventTypeOut, archived: true })
+      .patch('/api/v1/event-type/AUCTION_STATUS_CHANGE', { archived: false })
+      .reply(403, { code: 'insufficient access', detail: 'Insufficient access for the given operation.' });
+    const refused = await failure(subscribe());
+    expect(refused.code).toBe('EventTypeArchived');
+    expect(refused.message).toBe(EVENT_TYPE_ARCHIVED);
+    expect(refused.message).toMatch(/^Ask the owner of your Svix account to un-archive AUCTION_STATUS_CHANGE/);
+    expect(refused.message.length).toBeLessThanOrEqual(250);
+    scope.done();
+  });
+
+  it('makes the endpoint without pacing only when Svix refuses the throttleRate field itself (422 naming it), and logs that', async () => {
+    // No source says a plan refuses throttleRate; should one, this is the answer it would give.
+    const body = { detail: [{ loc: ['body', 'throttleRate'], msg: 'not available', type: 'value_error' }] };
+    const scope = nock(PROVIDER)
+      .post(endpointPath, endpointBody)
+      .reply(422, body)
+      .post(endpointPath, endpointBodyOf({ paced: false }))
+      .reply(201, endpointOut);
+    await expect(subscribe()).resolves.toEqual(expect.objectContaining({ id: ENDPOINT_ID }));
+    scope.done();
+    expect(JSON.stringify(zapier().platform.logLines)).toContain(`throttleRate ${THROTTLE_RATE} (422)`);
   });
 
   it.each([
-    [422, { detail: [{ loc: ['body', 'throttleRate'], msg: 'not available', type: 'value_error' }] }, true],
-    [403, { code: 'forbidden', detail: 'Endpoint throttling is not available on your plan' }, false],
-    [400, { code: 'bad_request', detail: 'throttleRate not allowed' }, false],
-  ])(
-    'on a plan that refuses pacing (%d), makes the endpoint without it and logs that',
-    async (status, body, checksEventType) => {
-      const scope = nock(PROVIDER).post(endpointPath, endpointBody).reply(status, body);
-      if (checksEventType) scope.get('/api/v1/event-type/AUCTION_STATUS_CHANGE').reply(200, eventTypeOut);
-      scope.post(endpointPath, endpointBodyOf({ paced: false })).reply(201, endpointOut);
-      await expect(subscribe()).resolves.toEqual(expect.objectContaining({ id: ENDPOINT_ID }));
-      scope.done();
-      const logged = JSON.stringify(zapier().platform.logLines);
-      expect(logged).toContain(`throttleRate ${THROTTLE_RATE} (${status})`);
-    },
-  );
+    [403, { code: 'insufficient access', detail: 'Insufficient access for the given operation.' }, 'ProviderForbidden'],
+    [400, { code: 'generic_error', detail: 'Generic error' }, 'ProviderBadRequest'],
+  ])('says what Svix refused (%d) at once, without trying again unpaced', async (status, body, code) => {
+    const scope = nock(PROVIDER).post(endpointPath, endpointBody).reply(status, body);
+    expect((await failure(subscribe())).code).toBe(code);
+    scope.done();
+    expect(appLog()).not.toMatch(/throttl|pacing/i);
+  });
 
   it("names the Zap in the endpoint, as Svix's dashboard shows it, when Zapier gives its name or id", async () => {
     const named = endpointDescription({ id: 417, name: 'Email "new" lots' });
@@ -210,6 +262,30 @@ describe('performSubscribe', () => {
       .reply(409, { code: 'conflict', detail: 'exists' })
       .get(`${endpointPath}/${UID}`)
       .reply(200, { ...endpointOut, ...drift })
+      .patch(`${endpointPath}/${ENDPOINT_ID}`, {
+        url: TARGET_URL,
+        disabled: false,
+        eventTypes: ['AUCTION_STATUS_CHANGE'],
+      })
+      .reply(200, endpointOut)
+      .get(`${endpointPath}/${ENDPOINT_ID}/secret`)
+      .reply(200, { key: SECRET });
+    await expect(subscribe()).resolves.toEqual(expect.objectContaining({ id: ENDPOINT_ID, secret: SECRET }));
+    scope.done();
+  });
+
+  it('re-enables a reused endpoint while its event type is archived: un-archives it, then turns the endpoint on', async () => {
+    const scope = nock(PROVIDER)
+      .post(endpointPath, endpointBody)
+      .reply(409, { code: 'conflict', detail: 'exists' })
+      .get(`${endpointPath}/${UID}`)
+      .reply(200, { ...endpointOut, disabled: true })
+      .patch(`${endpointPath}/${ENDPOINT_ID}`)
+      .reply(422, archivedRefusal)
+      .get('/api/v1/event-type/AUCTION_STATUS_CHANGE')
+      .reply(200, { ...eventTypeOut, archived: true })
+      .patch('/api/v1/event-type/AUCTION_STATUS_CHANGE', { archived: false })
+      .reply(200, eventTypeOut)
       .patch(`${endpointPath}/${ENDPOINT_ID}`, {
         url: TARGET_URL,
         disabled: false,

@@ -1,21 +1,43 @@
 import { isIP } from 'node:net';
 import { secretKey, sign } from '../../provider/signature';
+import {
+  afterRetriesUsedUp,
+  DISABLE_AFTER_MS,
+  OVERLOAD_PENALTY_MS,
+  RETRY_SCHEDULE_MS,
+  retryAfterMs,
+  retryDelayMs,
+  type FailedAttempt,
+  type FailingSince,
+} from '../../svix/rules';
 import { EXPIRED_PAYLOAD, newId, type AppRecord, type EndpointRecord, type MessageRecord, type Store } from './store';
 
 /**
  * Delivers messages the way the provider does: a signed POST of the payload to
  * every enabled endpoint whose event types match, spaced at the endpoint's
- * throttleRate when it has one, retried on failure (non-2xx
- * or time-out) on the provider's schedule, compressed for the sandbox. Every
- * attempt is recorded on its message. Deliveries go to loopback addresses
- * only: the sandbox never sends anything off this machine.
+ * throttleRate when it has one, retried on failure (non-2xx or time-out) on the
+ * provider's schedule with its jitter, penalty and Retry-After (src/svix/rules.ts),
+ * compressed for the sandbox; an endpoint that keeps failing is disabled as the
+ * provider disables it. Every attempt is recorded on its message. Deliveries go
+ * to loopback addresses only: the sandbox never sends anything off this machine.
  */
 
 /** The provider's retry schedule after a failed attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
-export const PROVIDER_RETRY_SCHEDULE_MS = [5e3, 3e5, 1.8e6, 7.2e6, 1.8e7, 3.6e7, 3.6e7] as const;
+export const PROVIDER_RETRY_SCHEDULE_MS = RETRY_SCHEDULE_MS;
+
+/** How much faster than the provider's the sandbox's clock of retries runs. */
+const SANDBOX_SPEED = 1_000;
 
 /** The same schedule a thousand times faster: 5 ms, 300 ms, 1.8 s, 7.2 s, 18 s, 36 s, 36 s. */
-export const SANDBOX_RETRY_SCHEDULE_MS: readonly number[] = PROVIDER_RETRY_SCHEDULE_MS.map((delay) => delay / 1_000);
+export const SANDBOX_RETRY_SCHEDULE_MS: readonly number[] = PROVIDER_RETRY_SCHEDULE_MS.map(
+  (delay) => delay / SANDBOX_SPEED,
+);
+
+/** The least wait after a time-out or a 429, as fast: 60 ms. */
+export const SANDBOX_OVERLOAD_PENALTY_MS = OVERLOAD_PENALTY_MS / SANDBOX_SPEED;
+
+/** How long failures last before an endpoint is disabled, as fast: 432 s. */
+export const SANDBOX_DISABLE_AFTER_MS = DISABLE_AFTER_MS / SANDBOX_SPEED;
 
 export interface DispatcherOptions {
   retryScheduleMs: readonly number[];
@@ -25,6 +47,12 @@ export interface DispatcherOptions {
   signingOffsetMs?: number;
   /** Whether an endpoint's throttleRate spaces its deliveries (as Svix does). */
   paced?: boolean;
+  /** The least wait after a time-out or a 429. */
+  overloadPenaltyMs: number;
+  /** How long an endpoint's failures last before it is disabled. */
+  disableAfterMs: number;
+  /** A random number in [0, 1), for the retries' jitter. */
+  random: () => number;
 }
 
 interface Task {
@@ -82,6 +110,8 @@ export class Dispatcher {
    */
   private readonly pacedQueues = new Map<string, { tasks: Task[]; next: number; timer?: NodeJS.Timeout }>();
   private readonly waiters: Array<() => void> = [];
+  /** Since when each endpoint has failed for good (a message used up its retries), until a delivery succeeds. */
+  private readonly failingSince = new Map<string, FailingSince>();
   private stopped = false;
   /** Deliveries held back (see hold). */
   private held: Task[] | undefined;
@@ -224,15 +254,23 @@ export class Dispatcher {
     });
     if (outcome.ok) {
       this.stats.succeeded += 1;
+      // A success forgets when the endpoint started failing (worker.rs, process_endpoint_success).
+      this.failingSince.delete(endpoint.id);
       return;
     }
     this.stats.failedAttempts += 1;
     if (outcome.status === 0) this.stats.unanswered += 1;
-    const delay = this.options.retryScheduleMs[task.attempt];
-    if (delay === undefined || this.stopped) {
+    // A manual resend that fails is not retried, and counts for nothing towards disabling (worker.rs).
+    if (task.triggerType === 'manual') return;
+    const scheduled = this.options.retryScheduleMs[task.attempt];
+    if (scheduled === undefined || this.stopped) {
       this.stats.exhausted += 1;
+      this.retriesUsedUp(endpoint);
       return;
     }
+    const delay = retryDelayMs(scheduled, outcome.failed, this.options.random(), this.options.overloadPenaltyMs);
+    const recorded = task.message.attempts[task.message.attempts.length - 1];
+    if (recorded) recorded.nextAttemptInMs = delay;
     this.stats.retriesScheduled += 1;
     const timer = setTimeout(() => {
       this.timers.delete(timer);
@@ -242,17 +280,35 @@ export class Dispatcher {
     this.timers.add(timer);
   }
 
+  /** A message used up its retries on this endpoint: it is disabled once that has gone on long enough. */
+  private retriesUsedUp(endpoint: EndpointRecord): void {
+    const { since, disable } = afterRetriesUsedUp(
+      this.failingSince.get(endpoint.id),
+      Date.now(),
+      this.options.disableAfterMs,
+    );
+    this.failingSince.set(endpoint.id, since);
+    if (disable) {
+      endpoint.disabled = true;
+      endpoint.updatedAt = new Date().toISOString();
+    }
+  }
+
   private async post(
     endpoint: EndpointRecord,
     id: string,
     timestamp: string,
     body: string,
-  ): Promise<{ ok: boolean; status: number; response: string }> {
+  ): Promise<
+    | { ok: true; status: number; response: string }
+    | { ok: false; status: number; response: string; failed: FailedAttempt }
+  > {
     if (!isLoopbackUrl(endpoint.url)) {
       return {
         ok: false,
         status: 0,
         response: 'The sandbox delivers only to addresses on this machine (localhost, 127.0.0.1, ::1).',
+        failed: { kind: 'unreachable' },
       };
     }
     try {
@@ -269,14 +325,16 @@ export class Dispatcher {
         signal: AbortSignal.timeout(this.options.attemptTimeoutMs),
       });
       const text = await response.text();
-      return {
-        ok: response.status >= 200 && response.status < 300,
-        status: response.status,
-        response: text.slice(0, 1_024),
-      };
+      const answered = { status: response.status, response: text.slice(0, 1_024) };
+      if (response.status >= 200 && response.status < 300) return { ok: true, ...answered };
+      const retryAfter = retryAfterMs(response.headers.get('retry-after'), Date.now());
+      return { ok: false, ...answered, failed: { kind: 'status', status: response.status, retryAfterMs: retryAfter } };
     } catch (error) {
-      const timedOut = error instanceof Error && error.name === 'TimeoutError';
-      return { ok: false, status: 0, response: timedOut ? 'timed out' : 'could not connect' };
+      // A DOMException, not always an Error of this realm (under jest's, for one): read its name.
+      const timedOut = typeof error === 'object' && error !== null && Reflect.get(error, 'name') === 'TimeoutError';
+      return timedOut
+        ? { ok: false, status: 0, response: 'timed out', failed: { kind: 'timeout' } }
+        : { ok: false, status: 0, response: 'could not connect', failed: { kind: 'unreachable' } };
     }
   }
 }

@@ -2,6 +2,7 @@ import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
 import { errorPath } from '../../models/decode';
 import { UID_PATTERN } from '../../provider/ids';
+import { isGraceSeconds, isThrottleRate } from '../../svix/rules';
 
 /**
  * Request bodies the emulator accepts, decoded at its edge with the
@@ -50,6 +51,19 @@ export const EventTypeIn = t.intersection(
 );
 export type EventTypeIn = t.TypeOf<typeof EventTypeIn>;
 
+/** EventTypePatch: only the fields sent change (`archived: false` alone un-archives it, keeping the rest). */
+export const EventTypePatch = t.partial(
+  {
+    description: t.string,
+    archived: t.boolean,
+    deprecated: t.boolean,
+    schemas: nullable(t.UnknownRecord),
+    featureFlags: nullable(t.array(t.string)),
+  },
+  'EventTypePatch',
+);
+export type EventTypePatch = t.TypeOf<typeof EventTypePatch>;
+
 export const EventTypeUpsertIn = t.intersection(
   [t.type({ description: t.string }), t.partial(eventTypeFields)],
   'EventTypeUpsertIn',
@@ -57,6 +71,24 @@ export const EventTypeUpsertIn = t.intersection(
 export type EventTypeUpsertIn = t.TypeOf<typeof EventTypeUpsertIn>;
 
 const HttpUrl = matching(/^https?:\/\/[^\s/?#]+[^\s]*$/, 'Url');
+
+const satisfying = <A>(is: (value: unknown) => value is A, name: string) =>
+  new t.Type<A, A, unknown>(
+    name,
+    is,
+    (value, context) => (is(value) ? t.success(value) : t.failure(value, context)),
+    t.identity,
+  );
+
+/** A whole number of messages a second from 1 to 65,535, as the server takes `throttleRate` (and `rateLimit`). */
+const ThrottleRate = satisfying(isThrottleRate, 'ThrottleRate');
+
+/** At least one event type: the server refuses `eventTypes: []` (to listen to every type, leave it out or null). */
+const EventTypeNames = satisfying(
+  (value: unknown): value is string[] =>
+    Array.isArray(value) && value.length > 0 && value.every((name) => EventTypeName.is(name)),
+  'EventTypeNames',
+);
 export const SecretText = matching(/^(whsec_)?[a-zA-Z0-9+/=]{32,100}$/, 'EndpointSecret');
 
 export const EndpointIn = t.intersection(
@@ -66,13 +98,15 @@ export const EndpointIn = t.intersection(
       uid: nullable(Uid),
       description: nullable(t.string),
       disabled: nullable(t.boolean),
-      eventTypes: nullable(t.array(EventTypeName)),
+      eventTypes: nullable(EventTypeNames),
       // The field's name before 2026; the provider still accepts it, but not both.
-      filterTypes: nullable(t.array(EventTypeName)),
+      filterTypes: nullable(EventTypeNames),
       channels: nullable(t.array(t.string)),
       secret: nullable(SecretText),
       metadata: nullable(Metadata),
-      throttleRate: nullable(t.number),
+      throttleRate: nullable(ThrottleRate),
+      // The older name of throttleRate, still taken; throttleRate wins when both are sent.
+      rateLimit: nullable(ThrottleRate),
     }),
   ],
   'EndpointIn',
@@ -91,12 +125,9 @@ const intFrom = (min: number, max: number, name: string) => {
   );
 };
 
-/** An integer from 0 to 65535 (the contract's uint16). */
-const Uint16 = intFrom(0, 65_535, 'Uint16');
-
 /**
  * EndpointPatch: only the fields sent change. `null` clears a nullable field
- * (uid, throttleRate, eventTypes, channels); the others may not be null.
+ * (uid, throttleRate, rateLimit, eventTypes, channels); the others may not be null.
  */
 export const EndpointPatch = t.partial(
   {
@@ -105,21 +136,34 @@ export const EndpointPatch = t.partial(
     disabled: t.boolean,
     metadata: Metadata,
     uid: nullable(Uid),
-    throttleRate: nullable(Uint16),
-    eventTypes: nullable(t.array(EventTypeName)),
+    throttleRate: nullable(ThrottleRate),
+    rateLimit: nullable(ThrottleRate),
+    eventTypes: nullable(EventTypeNames),
     // The older name, as for EndpointIn; not both.
-    filterTypes: nullable(t.array(EventTypeName)),
+    filterTypes: nullable(EventTypeNames),
     channels: nullable(t.array(t.string)),
   },
   'EndpointPatch',
 );
 export type EndpointPatch = t.TypeOf<typeof EndpointPatch>;
 
+/** How long a replaced secret keeps signing: 0 (it stops at once) to 7 days, in whole seconds. */
+const GraceSeconds = satisfying(isGraceSeconds, 'GracePeriodSeconds');
+
 export const EndpointSecretRotateIn = t.partial(
-  { key: nullable(SecretText), gracePeriodSeconds: nullable(t.number) },
+  { key: nullable(SecretText), gracePeriodSeconds: nullable(GraceSeconds) },
   'EndpointSecretRotateIn',
 );
 export type EndpointSecretRotateIn = t.TypeOf<typeof EndpointSecretRotateIn>;
+
+const DateTime = matching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/, 'DateTime');
+
+/** RecoverIn: resend what failed since then (until now, unless told). */
+export const RecoverIn = t.intersection(
+  [t.type({ since: DateTime }), t.partial({ until: nullable(DateTime) })],
+  'RecoverIn',
+);
+export type RecoverIn = t.TypeOf<typeof RecoverIn>;
 
 export const MessageIn = t.intersection(
   [

@@ -9,16 +9,26 @@ import {
   EndpointSecretRotateIn,
   EventTypeIn,
   EventTypeName,
+  EventTypePatch,
   EventTypeUpsertIn,
   IntegrationIn,
   IntegrationUpdate,
   MessageIn,
+  RecoverIn,
 } from './inputs';
 import { listenOnLoopback } from '../net';
-import { Dispatcher, SANDBOX_RETRY_SCHEDULE_MS, type DeliveryStats } from './dispatcher';
+import {
+  Dispatcher,
+  SANDBOX_DISABLE_AFTER_MS,
+  SANDBOX_OVERLOAD_PENALTY_MS,
+  SANDBOX_RETRY_SCHEDULE_MS,
+  type DeliveryStats,
+} from './dispatcher';
+import { checkListLimit } from '../../svix/rules';
 import {
   ApiError,
   DEFAULT_LIMITS,
+  newId,
   Store,
   type AppRecord,
   type AttemptRecord,
@@ -27,16 +37,20 @@ import {
   type IntegrationRecord,
   type Limits,
   type ListAnswer,
+  type ListQuery,
   type MessageRecord,
 } from './store';
 
 /**
  * A stand-in for the webhook provider's API on loopback: the part of the Svix
- * API that this integration and `npm run setup` use, with the provider's
- * semantics (bearer key, `{code, detail}` and 422 bodies, uids, get_if_exists,
- * Idempotency-Key replays, signed deliveries with retries, secret rotation
- * with a grace period, integrations whose keys reach only their own app).
- * In memory and bounded. Never imported by the Zapier app.
+ * API that this integration and `npm run setup` use, with the semantics of
+ * Svix's published server (svix-webhooks, server/svix-server; docs/svix-fidelity.md
+ * lists each behaviour, the file that states it and its test): bearer key,
+ * `{code, detail}` and 422 bodies, uids, get_if_exists, Idempotency-Key
+ * replays, live and archived event types, listings bounded on the id, signed
+ * deliveries with jittered retries and auto-disable, secret rotation with a
+ * grace period and a limit, app-scoped integration keys. In memory and
+ * bounded. Never imported by the Zapier app.
  */
 
 /** A fault to inject into one request, for the fault tests. */
@@ -64,8 +78,14 @@ export interface EmulatorOptions {
   retryScheduleMs?: readonly number[];
   attemptTimeoutMs?: number;
   concurrency?: number;
-  /** How long a rotated-out secret keeps signing, unless the request says otherwise. */
+  /** How long a rotated-out secret keeps signing, unless the request says otherwise (Svix: a day). */
   rotationGraceMs?: number;
+  /** The least wait after a time-out or a 429 (Svix: 60 s; by default 60 ms, compressed as the sandbox's schedule). */
+  overloadPenaltyMs?: number;
+  /** How long an endpoint's failures last before it is disabled (Svix: 120 h; by default 432 s, compressed too). */
+  disableAfterMs?: number;
+  /** Random numbers in [0, 1) for the retries' jitter (Math.random by default; tests pin it). */
+  random?: () => number;
   idempotencyTtlMs?: number;
   maxIdempotencyKeys?: number;
   limits?: Partial<Limits>;
@@ -79,14 +99,16 @@ export interface EmulatorOptions {
   /** How far the clock that signs deliveries is from this machine's (negative: behind). */
   signingOffsetMs?: number;
   /**
-   * False: an account on a plan without endpoint throttling, which refuses `throttleRate` (422 on that field;
-   * what Svix really answers is for the contract suite to record). By default it is honoured: deliveries to an
-   * endpoint are spaced at its rate, as Svix does.
+   * AN ASSUMPTION, not Svix's behaviour: true makes the emulator refuse any `throttleRate` with a 422 on that
+   * field, as a plan without endpoint throttling might. No source found says a plan refuses it (the server stores
+   * it, Svix Cloud enforces it); this exists only to test the app's fallback of making the endpoint without it.
+   * What an account really answers is a finding of the contract suite.
    */
-  endpointThrottling?: boolean;
+  assumePlanRefusesThrottleRate?: boolean;
   /**
-   * False: deliveries go out as fast as they can, whatever an endpoint's throttleRate (the soak and the
-   * benchmark stress the delivery path beyond the pace a Zap's endpoint gets). True by default.
+   * False: deliveries go out as fast as they can, whatever an endpoint's throttleRate, as the open-source server's
+   * worker does (the soak and the benchmark stress the delivery path beyond the pace a Zap's endpoint gets, and
+   * `npm start -- --burst N --unpaced` shows a burst unpaced). True by default, as Svix Cloud paces.
    */
   paceDeliveries?: boolean;
 }
@@ -164,19 +186,31 @@ const listOut = <T, O>(list: ListAnswer<T>, map: (item: T) => O): ListAnswer<O> 
 const queryIssue = (name: string, msg: string) =>
   ApiError.invalid([{ loc: ['query', name], msg, type: 'value_error' }]);
 
-const limitOf = (query: URLSearchParams): number => {
+/** A query value the server cannot read at all: 400 generic_error, before any check of what it says (utils/mod.rs). */
+const unreadable = (name: string, what: string) =>
+  ApiError.badRequest(`Failed to deserialize query string: ${name}: ${what}`);
+
+/** `limit`, `iterator` and `order`, as every listing reads them; a limit over 250 is a 422. */
+const listQueryOf = (query: URLSearchParams): ListQuery => {
   const text = query.get('limit');
-  if (text === null) return 50;
-  const limit = Number(text);
-  if (!/^\d+$/.test(text) || limit < 1 || limit > 250)
-    throw queryIssue('limit', 'ensure this value is between 1 and 250');
-  return limit;
+  if (text !== null && !/^\d+$/.test(text)) throw unreadable('limit', 'invalid digit found in string');
+  const limit = text === null ? 50 : Number(text);
+  const tooMany = checkListLimit(limit);
+  if (tooMany) throw ApiError.invalid([{ ...tooMany, loc: [...tooMany.loc], type: 'value_error' }]);
+  const order = query.get('order');
+  if (order !== null && order !== 'ascending' && order !== 'descending')
+    throw unreadable('order', 'unknown variant, expected `ascending` or `descending`');
+  return {
+    limit,
+    ...(query.get('iterator') === null ? {} : { iterator: query.get('iterator') ?? undefined }),
+    ...(order === null ? {} : { order }),
+  };
 };
 
 const flagOf = (query: URLSearchParams, name: string, fallback: boolean): boolean => {
   const text = query.get(name);
   if (text === null) return fallback;
-  if (text !== 'true' && text !== 'false') throw queryIssue(name, 'value could not be parsed to a boolean');
+  if (text !== 'true' && text !== 'false') throw unreadable(name, 'provided string was not `true` or `false`');
   return text === 'true';
 };
 
@@ -186,7 +220,7 @@ const timeOf = (query: URLSearchParams, name: 'after' | 'before'): number | unde
   if (text === null) return undefined;
   const at = Date.parse(text);
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(text) || Number.isNaN(at))
-    throw queryIssue(name, 'invalid datetime format');
+    throw unreadable(name, 'input contains invalid characters');
   return at;
 };
 
@@ -206,6 +240,13 @@ const decoded = <A>(codec: t.Decoder<unknown, A>, body: unknown): A => {
   if (!result.ok) throw ApiError.invalid(result.issues);
   return result.value;
 };
+
+/**
+ * The answer for a request that failed: the provider's body for an ApiError; for anything else (a failure of the
+ * emulator's own), 500 with the body `{}`, as the server answers every error that is not an HTTP one (error.rs).
+ */
+export const errorAnswer = (error: unknown): Reply =>
+  error instanceof ApiError ? { status: error.status, body: error.body } : { status: 500, body: {} };
 
 export class ProviderEmulator {
   private readonly store: Store;
@@ -228,6 +269,9 @@ export class ProviderEmulator {
       attemptTimeoutMs: options.attemptTimeoutMs ?? 5_000,
       concurrency: options.concurrency ?? 8,
       paced: options.paceDeliveries ?? true,
+      overloadPenaltyMs: options.overloadPenaltyMs ?? SANDBOX_OVERLOAD_PENALTY_MS,
+      disableAfterMs: options.disableAfterMs ?? SANDBOX_DISABLE_AFTER_MS,
+      random: options.random ?? Math.random,
       ...(options.signingOffsetMs === undefined ? {} : { signingOffsetMs: options.signingOffsetMs }),
     });
   }
@@ -298,9 +342,9 @@ export class ProviderEmulator {
     };
   }
 
-  /** On a plan without endpoint throttling (see EmulatorOptions), a rate is refused. */
+  /** Only under the assumption that a plan refuses throttling (see EmulatorOptions): a rate is refused. */
   private checkThrottling(throttleRate: number | null | undefined): void {
-    if (this.options.endpointThrottling === false && throttleRate !== undefined && throttleRate !== null) {
+    if (this.options.assumePlanRefusesThrottleRate === true && throttleRate !== undefined && throttleRate !== null) {
       throw ApiError.invalid([
         {
           loc: ['body', 'throttleRate'],
@@ -342,6 +386,26 @@ export class ProviderEmulator {
         response.end(fault.body);
       });
       return;
+    }
+
+    // lib.rs, CorsLayer: any origin, any method, the headers asked for; a preflight needs no key.
+    if (request.headers.origin !== undefined) {
+      if (method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined) {
+        request.resume();
+        send(() =>
+          response
+            .writeHead(200, {
+              'access-control-allow-origin': '*',
+              'access-control-allow-methods': '*',
+              'access-control-allow-headers': String(request.headers['access-control-request-headers'] ?? ''),
+              'access-control-max-age': '600',
+              'content-length': '0',
+            })
+            .end(),
+        );
+        return;
+      }
+      response.setHeader('access-control-allow-origin', '*');
     }
 
     const principal = this.principalOf(request.headers.authorization);
@@ -437,24 +501,30 @@ export class ProviderEmulator {
   }
 
   /**
-   * What an integration key may do: anything under its own app except manage
-   * integrations; read event types. Another app is "not found", as the
-   * provider does not say whether it exists.
+   * What an app-scoped key (an integration's) may do, as the server's permission extractors decide
+   * (core/permissions.rs, and which one each route takes in v1/endpoints/*.rs): the routes of its own app
+   * (endpoints, reading messages, attempts, resending) and reading event types. Routes for the organisation
+   * refuse it with 403 before looking at the app: listing or making apps, changing or deleting its app, posting
+   * messages, deleting a message's content, writing event types. Another app's routes answer 404, as if it did
+   * not exist. Integrations (Svix Cloud's, not in the open-source server) it may not manage.
    */
   private authorize(principal: Principal, method: string, segments: string[]): void {
     if (principal.kind === 'account') return;
-    const [api, version, collection, id, sub] = segments;
+    const [api, version, collection, id, sub, , leaf] = segments;
     if (api !== 'api' || version !== 'v1') return;
     if (collection === 'event-type') {
-      if (method !== 'GET') throw ApiError.forbidden('An integration key may read event types, not change them.');
+      if (method !== 'GET') throw ApiError.forbidden();
       return;
     }
     if (collection !== 'app') return;
-    if (id === undefined) throw ApiError.forbidden('An integration key may use only its own application.');
+    const organisationOnly =
+      id === undefined ||
+      (segments.length === 4 && method !== 'GET') ||
+      (sub === 'msg' && segments.length === 5 && method === 'POST') ||
+      (sub === 'msg' && segments.length === 7 && leaf === 'content') ||
+      sub === 'integration';
+    if (organisationOnly) throw ApiError.forbidden();
     if (this.store.app(id).id !== principal.appId) throw ApiError.notFound();
-    if (segments.length === 4 && method !== 'GET')
-      throw ApiError.forbidden('An integration key may not change or delete its application.');
-    if (sub === 'integration') throw ApiError.forbidden('An integration key may not manage integrations.');
   }
 
   private answer(
@@ -470,8 +540,7 @@ export class ProviderEmulator {
       // Before a replay, so a key never sees an answer it could not have had.
       this.authorize(principal, method, segments);
     } catch (error) {
-      if (error instanceof ApiError) return { status: error.status, body: error.body };
-      throw error;
+      return errorAnswer(error);
     }
     const replayKey = method === 'POST' && typeof idempotencyKey === 'string' ? `${path} ${idempotencyKey}` : undefined;
     const ttl = this.options.idempotencyTtlMs ?? 12 * 60 * 60 * 1000;
@@ -493,8 +562,7 @@ export class ProviderEmulator {
       }
       reply = this.route({ method, segments, query, body });
     } catch (error) {
-      if (error instanceof ApiError) return { status: error.status, body: error.body };
-      return { status: 500, body: { code: 'internal_error', detail: 'The emulator failed on this request.' } };
+      return errorAnswer(error);
     }
     if (replayKey && reply.status >= 200 && reply.status < 300) {
       this.idempotent.set(replayKey, { reply, at: Date.now() });
@@ -519,11 +587,7 @@ export class ProviderEmulator {
           return {
             status: 200,
             body: listOut(
-              this.store.listEventTypes(
-                limitOf(query),
-                query.get('iterator') ?? undefined,
-                flagOf(query, 'include_archived', false),
-              ),
+              this.store.listEventTypes(listQueryOf(query), flagOf(query, 'include_archived', false)),
               eventTypeOut,
             ),
           };
@@ -542,6 +606,12 @@ export class ProviderEmulator {
           const { eventType, created } = this.store.putEventType(id, decoded(EventTypeUpsertIn, body));
           return { status: created ? 201 : 200, body: eventTypeOut(eventType) };
         }
+        if (method === 'PATCH')
+          return { status: 200, body: eventTypeOut(this.store.patchEventType(id, decoded(EventTypePatch, body))) };
+        if (method === 'DELETE') {
+          this.store.deleteEventType(id, flagOf(query, 'expunge', false));
+          return { status: 204 };
+        }
         throw notAllowed();
       }
       throw ApiError.notFound();
@@ -552,7 +622,7 @@ export class ProviderEmulator {
       if (method === 'GET')
         return {
           status: 200,
-          body: listOut(this.store.listApps(limitOf(query), query.get('iterator') ?? undefined), appOut),
+          body: listOut(this.store.listApps(listQueryOf(query)), appOut),
         };
       if (method === 'POST') {
         const { app, created } = this.store.createApp(
@@ -579,14 +649,10 @@ export class ProviderEmulator {
     if (sub === 'msg') {
       if (segments.length === 5) {
         if (method === 'GET') {
+          const listQuery = listQueryOf(query);
           const withContent = flagOf(query, 'with_content', true);
-          const list = this.store.listMessages(
-            app,
-            limitOf(query),
-            query.get('iterator') ?? undefined,
-            eventTypesOf(query),
-            { after: timeOf(query, 'after'), before: timeOf(query, 'before') },
-          );
+          const window = { after: timeOf(query, 'after'), before: timeOf(query, 'before') };
+          const list = this.store.listMessages(app, listQuery, eventTypesOf(query), window);
           return {
             status: 200,
             body: listOut(list, (message) => messageOut(message, this.store.payloadOf(message), withContent)),
@@ -621,6 +687,12 @@ export class ProviderEmulator {
       if (segments.length === 9 && subId && leaf === 'endpoint' && leafId && action === 'resend') {
         if (method !== 'POST') throw notAllowed();
         const message = this.store.message(app, subId);
+        // attempt.rs, resend_webhook: a message whose payload is gone cannot be sent again.
+        if (!this.store.hasPayload(message))
+          throw ApiError.badRequest(
+            'Unable to resend message. Payload is missing (probably expired).',
+            'missing_payload',
+          );
         this.dispatcher.resend(app, message, this.store.endpoint(app, leafId));
         return { status: 202 };
       }
@@ -641,11 +713,11 @@ export class ProviderEmulator {
       if (method === 'GET')
         return {
           status: 200,
-          body: listOut(this.store.listEndpoints(app, limitOf(query), query.get('iterator') ?? undefined), endpointOut),
+          body: listOut(this.store.listEndpoints(app, listQueryOf(query)), endpointOut),
         };
       if (method === 'POST') {
         const input = decoded(EndpointIn, body);
-        this.checkThrottling(input.throttleRate);
+        this.checkThrottling(input.throttleRate ?? input.rateLimit);
         return { status: 201, body: endpointOut(this.store.createEndpoint(app, input)) };
       }
       throw notAllowed();
@@ -656,7 +728,7 @@ export class ProviderEmulator {
       if (method === 'GET') return { status: 200, body: endpointOut(endpoint) };
       if (method === 'PATCH') {
         const input = decoded(EndpointPatch, body);
-        this.checkThrottling(input.throttleRate);
+        this.checkThrottling(input.throttleRate ?? input.rateLimit);
         return { status: 200, body: endpointOut(this.store.patchEndpoint(app, endpoint, input)) };
       }
       if (method === 'DELETE') {
@@ -665,6 +737,10 @@ export class ProviderEmulator {
       }
       throw notAllowed();
     }
+    if (leaf === 'recover' && segments.length === 7) {
+      if (method !== 'POST') throw notAllowed();
+      return { status: 202, body: this.recover(app, endpoint, decoded(RecoverIn, body)) };
+    }
     if (leaf === 'secret' && segments.length === 7) {
       if (method === 'GET') return { status: 200, body: { key: endpoint.secret } };
       throw notAllowed();
@@ -672,14 +748,36 @@ export class ProviderEmulator {
     if (leaf === 'secret' && action === 'rotate' && segments.length === 8) {
       if (method !== 'POST') throw notAllowed();
       const input = decoded(EndpointSecretRotateIn, body ?? {});
-      const graceMs =
-        input.gracePeriodSeconds != null
-          ? input.gracePeriodSeconds * 1000
-          : (this.options.rotationGraceMs ?? 24 * 60 * 60 * 1000);
-      this.store.rotateSecret(endpoint, input.key ?? undefined, graceMs);
+      const graceSeconds =
+        input.gracePeriodSeconds ??
+        (this.options.rotationGraceMs === undefined ? undefined : this.options.rotationGraceMs / 1000);
+      this.store.rotateSecret(endpoint, input.key ?? undefined, graceSeconds);
       return { status: 204 };
     }
     throw ApiError.notFound();
+  }
+
+  /**
+   * `recover`: resends (as manual attempts) each message whose attempts to the endpoint since `since` failed and
+   * none succeeded; at most 14 days (and 5 minutes) back (endpoint/recovery.rs). What the endpoint never got is not
+   * sent: that is Svix Cloud's `replay-missing`, which the open-source server has not.
+   */
+  private recover(app: AppRecord, endpoint: EndpointRecord, input: RecoverIn) {
+    const until = input.until ? Date.parse(input.until) : Date.now();
+    const since = Date.parse(input.since);
+    if (since < until - (14 * 24 * 60 + 5) * 60 * 1000)
+      throw ApiError.invalid([
+        { loc: ['body', 'since'], msg: 'Cannot recover more than 14 days of messages', type: 'value_error' },
+      ]);
+    for (const message of app.messages.values()) {
+      const attempts = message.attempts.filter((attempt) => {
+        const at = Date.parse(attempt.timestamp);
+        return attempt.endpointId === endpoint.id && at >= since && at < until;
+      });
+      const failedOnly = attempts.length > 0 && attempts.every((attempt) => attempt.status === 'fail');
+      if (failedOnly && this.store.hasPayload(message)) this.dispatcher.resend(app, message, endpoint);
+    }
+    return { id: newId('qtask'), status: 'running', task: 'endpoint.recover', updatedAt: new Date().toISOString() };
   }
 
   private integrationRoute(
@@ -695,10 +793,7 @@ export class ProviderEmulator {
       if (method === 'GET')
         return {
           status: 200,
-          body: listOut(
-            this.store.listIntegrations(app, limitOf(query), query.get('iterator') ?? undefined),
-            integrationOut,
-          ),
+          body: listOut(this.store.listIntegrations(app, listQueryOf(query)), integrationOut),
         };
       if (method === 'POST')
         return { status: 201, body: integrationOut(this.store.createIntegration(app, decoded(IntegrationIn, body))) };

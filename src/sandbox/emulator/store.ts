@@ -1,10 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { encodeKsuidMs } from '../../provider/ksuid';
+import {
+  GRACE_SECONDS,
+  keysSigningAt,
+  listById,
+  listMessages,
+  rotateKeys,
+  type ExpiringKey,
+  type Listed,
+} from '../../svix/rules';
 import type {
   ApplicationIn,
   EndpointIn,
   EndpointPatch,
   EventTypeIn,
+  EventTypePatch,
   EventTypeUpsertIn,
   IntegrationIn,
   IntegrationUpdate,
@@ -32,12 +42,21 @@ export class ApiError extends Error {
     return new ApiError(404, { code: 'not_found', detail: 'Entity not found' });
   }
 
-  static forbidden(detail: string): ApiError {
-    return new ApiError(403, { code: 'forbidden', detail });
+  /** The server's one refusal of a key (error.rs, HttpError::permission_denied): its code has a space. */
+  static forbidden(): ApiError {
+    return new ApiError(403, {
+      code: 'insufficient access',
+      detail: 'Insufficient access for the given operation.',
+    });
   }
 
-  static conflict(detail: string): ApiError {
-    return new ApiError(409, { code: 'conflict', detail });
+  static conflict(detail: string, code = 'conflict'): ApiError {
+    return new ApiError(409, { code, detail });
+  }
+
+  /** 400 with the server's `generic_error` unless given a code (a query value it cannot read, say). */
+  static badRequest(detail: string, code = 'generic_error'): ApiError {
+    return new ApiError(400, { code, detail });
   }
 
   static invalid(issues: ValidationIssue[]): ApiError {
@@ -73,6 +92,8 @@ export interface AttemptRecord {
   response: string;
   timestamp: string;
   triggerType: 'scheduled' | 'manual';
+  /** How long until the next attempt, when one is scheduled (the server's `next_attempt`; for the tests). */
+  nextAttemptInMs?: number;
 }
 
 export interface MessageRecord {
@@ -109,8 +130,8 @@ export interface EndpointRecord {
   createdAt: string;
   updatedAt: string;
   secret: string;
-  /** Secrets replaced by a rotation, still signing until the time given (ms). */
-  previous: Array<{ secret: string; until: number }>;
+  /** Secrets replaced by a rotation, soonest-expiring first, each signing until it expires (ms). */
+  previous: Array<ExpiringKey<string>>;
 }
 
 export interface IntegrationRecord {
@@ -203,34 +224,18 @@ const bothFieldNames = (): ApiError =>
     },
   ]);
 
-const page = <T>(items: T[], limit: number, idOf: (item: T) => string, done: boolean): ListAnswer<T> => {
-  const last = items[items.length - 1];
-  const first = items[0];
-  return {
-    data: items.slice(0, limit),
-    iterator: last ? idOf(last) : null,
-    prevIterator: first ? `-${idOf(first)}` : null,
-    done,
-  };
+/** A listing's page, or the 422 the server answers for its query. */
+const listed = <T>(answer: Listed<T>): ListAnswer<T> => {
+  if (!answer.ok) throw ApiError.invalid([{ ...answer.refusal, loc: [...answer.refusal.loc], type: 'value_error' }]);
+  return answer.page;
 };
 
-/** Lists in creation order after `iterator` (an id), `limit` at a time. */
-const listAfter = <T>(
-  all: T[],
-  idOf: (item: T) => string,
-  limit: number,
-  iterator: string | undefined,
-): ListAnswer<T> => {
-  let start = 0;
-  if (iterator) {
-    const index = all.findIndex((item) => idOf(item) === iterator);
-    if (index < 0)
-      throw ApiError.invalid([{ loc: ['query', 'iterator'], msg: 'invalid iterator', type: 'value_error' }]);
-    start = index + 1;
-  }
-  const items = all.slice(start, start + limit);
-  return page(items, limit, idOf, start + limit >= all.length);
-};
+/** How a listing asks for its page: `order` as given in the query, when it was. */
+export interface ListQuery {
+  limit: number;
+  iterator?: string | undefined;
+  order?: 'ascending' | 'descending' | undefined;
+}
 
 export class Store {
   private readonly apps = new Map<string, AppRecord>();
@@ -242,8 +247,9 @@ export class Store {
   private readonly appIds: string[];
 
   /**
-   * `clock` is the time payload retention is measured by: tests move it
-   * forward to see a payload expire without waiting for it. `appIds` are
+   * `clock` is the time payload retention and message listings are measured
+   * by: tests move it forward to see a payload expire, or a message fall out of
+   * the 90 days a listing reaches, without waiting for it. `appIds` are
    * given to the first Consumer Apps made, so a sandbox can have a fixed one.
    */
   constructor(
@@ -299,8 +305,10 @@ export class Store {
     return app;
   }
 
-  listApps(limit: number, iterator: string | undefined): ListAnswer<AppRecord> {
-    return listAfter([...this.apps.values()], (app) => app.id, limit, iterator);
+  /** Oldest first unless asked otherwise (application.rs, list_applications). */
+  listApps(query: ListQuery): ListAnswer<AppRecord> {
+    const order = query.order ?? 'ascending';
+    return listed(listById(this.apps.values(), (app) => app.id, { ...query, order, prefix: 'app_' }));
   }
 
   deleteApp(idOrUid: string): AppRecord {
@@ -312,9 +320,36 @@ export class Store {
 
   // ---- Event types ---------------------------------------------------------
 
+  /**
+   * POST: a new event type, or an archived one un-archived and rewritten from the request (its description and
+   * schemas are not kept); a live one is refused with 409 (event_type.rs, create_event_type).
+   */
   createEventType(input: EventTypeIn): EventTypeRecord {
-    if (this.eventTypes.has(input.name)) throw ApiError.conflict('An event type with this name already exists.');
+    if (this.eventTypes.get(input.name)?.archived === false)
+      throw ApiError.conflict('An event_type with this name already exists', 'event_type_exists');
     return this.putEventType(input.name, input).eventType;
+  }
+
+  /** PATCH: the fields sent change; `archived: false` alone un-archives it and keeps the rest. */
+  patchEventType(name: string, input: EventTypePatch): EventTypeRecord {
+    const eventType = this.eventType(name);
+    if (input.description !== undefined) eventType.description = input.description;
+    if (input.archived !== undefined) eventType.archived = input.archived;
+    if (input.deprecated !== undefined) eventType.deprecated = input.deprecated;
+    if (input.schemas !== undefined) setOrClear(eventType, 'schemas', input.schemas);
+    if (input.featureFlags !== undefined) setOrClear(eventType, 'featureFlags', input.featureFlags);
+    eventType.updatedAt = now();
+    return eventType;
+  }
+
+  /** DELETE: archived (endpoints that filter on it keep doing so), or with `expunge`, gone. */
+  deleteEventType(name: string, expunge: boolean): void {
+    const eventType = this.eventType(name);
+    if (expunge) this.eventTypes.delete(name);
+    else {
+      eventType.archived = true;
+      eventType.updatedAt = now();
+    }
   }
 
   eventType(name: string): EventTypeRecord {
@@ -345,19 +380,39 @@ export class Store {
     return { eventType, created: !existing };
   }
 
-  listEventTypes(limit: number, iterator: string | undefined, includeArchived: boolean): ListAnswer<EventTypeRecord> {
-    const all = [...this.eventTypes.values()].filter((eventType) => includeArchived || !eventType.archived);
-    return listAfter(all, (eventType) => eventType.name, limit, iterator);
+  /** By name, A to Z; the iterator is a name, which need not exist (event_type.rs, list_event_types). */
+  listEventTypes(query: ListQuery, includeArchived: boolean): ListAnswer<EventTypeRecord> {
+    const from = query.iterator;
+    const all = [...this.eventTypes.values()]
+      .filter((eventType) => includeArchived || !eventType.archived)
+      .filter((eventType) => from === undefined || eventType.name > from)
+      .sort((a, b) => (a.name < b.name ? -1 : 1));
+    const data = all.slice(0, query.limit);
+    const first = data[0];
+    const last = data[data.length - 1];
+    return {
+      data,
+      iterator: last ? last.name : null,
+      prevIterator: first ? `-${first.name}` : null,
+      done: all.length <= query.limit,
+    };
   }
 
   // ---- Endpoints -----------------------------------------------------------
 
-  /** The 422 for an unknown event type named under `field`, if any. */
-  private checkEventTypes(eventTypes: string[] | null | undefined, field: string): void {
-    const unknown = (eventTypes ?? []).findIndex((name) => !this.eventTypes.has(name));
-    if (unknown >= 0) {
+  /**
+   * The 422 for event types that are not live: an archived one counts as missing, as the server counts only those
+   * not archived (endpoint/crud.rs, validate_event_types). It names `eventTypes`, whichever name was sent.
+   */
+  private checkEventTypes(eventTypes: string[] | null | undefined): void {
+    const missing = (eventTypes ?? []).filter((name) => this.eventTypes.get(name)?.archived !== false);
+    if (missing.length > 0) {
       throw ApiError.invalid([
-        { loc: ['body', field, String(unknown)], msg: 'Unknown event type', type: 'value_error' },
+        {
+          loc: ['body', 'eventTypes'],
+          msg: `The following event types don't exist: ${missing.join(', ')}`,
+          type: 'value_error',
+        },
       ]);
     }
   }
@@ -365,7 +420,7 @@ export class Store {
   createEndpoint(app: AppRecord, input: EndpointIn): EndpointRecord {
     if (input.eventTypes && input.filterTypes) throw bothFieldNames();
     const eventTypes = input.eventTypes ?? input.filterTypes ?? undefined;
-    this.checkEventTypes(eventTypes, input.eventTypes ? 'eventTypes' : 'filterTypes');
+    this.checkEventTypes(eventTypes);
     const uid = input.uid ?? undefined;
     if (uid !== undefined && this.findEndpointByUid(app, uid))
       throw ApiError.conflict('An endpoint with this uid already exists.');
@@ -384,9 +439,9 @@ export class Store {
       secret: input.secret ? (input.secret.startsWith('whsec_') ? input.secret : `whsec_${input.secret}`) : newSecret(),
       previous: [],
       ...optional('uid', uid),
-      ...optional('eventTypes', eventTypes && eventTypes.length > 0 ? eventTypes : undefined),
+      ...optional('eventTypes', eventTypes),
       ...optional('channels', input.channels),
-      ...optional('throttleRate', input.throttleRate),
+      ...optional('throttleRate', input.throttleRate ?? input.rateLimit),
     };
     app.endpoints.set(endpoint.id, endpoint);
     return endpoint;
@@ -403,8 +458,10 @@ export class Store {
     return endpoint;
   }
 
-  listEndpoints(app: AppRecord, limit: number, iterator: string | undefined): ListAnswer<EndpointRecord> {
-    return listAfter([...app.endpoints.values()], (endpoint) => endpoint.id, limit, iterator);
+  /** Newest first unless asked otherwise (endpoint/crud.rs, list_endpoints). */
+  listEndpoints(app: AppRecord, query: ListQuery): ListAnswer<EndpointRecord> {
+    const order = query.order ?? 'descending';
+    return listed(listById(app.endpoints.values(), (endpoint) => endpoint.id, { ...query, order, prefix: 'ep_' }));
   }
 
   deleteEndpoint(app: AppRecord, idOrUid: string): void {
@@ -414,9 +471,8 @@ export class Store {
   /** PATCH: the fields sent change, `null` clears a nullable one, the rest stay. */
   patchEndpoint(app: AppRecord, endpoint: EndpointRecord, input: EndpointPatch): EndpointRecord {
     if (input.eventTypes !== undefined && input.filterTypes !== undefined) throw bothFieldNames();
-    const field = input.eventTypes !== undefined ? 'eventTypes' : 'filterTypes';
     const eventTypes = input.eventTypes !== undefined ? input.eventTypes : input.filterTypes;
-    this.checkEventTypes(eventTypes, field);
+    this.checkEventTypes(eventTypes);
     if (input.uid != null) {
       const holder = this.findEndpointByUid(app, input.uid);
       if (holder && holder.id !== endpoint.id) throw ApiError.conflict('An endpoint with this uid already exists.');
@@ -427,21 +483,30 @@ export class Store {
     if (input.disabled !== undefined) endpoint.disabled = input.disabled;
     if (input.metadata !== undefined) endpoint.metadata = input.metadata;
     if (input.uid !== undefined) setOrClear(endpoint, 'uid', input.uid);
-    if (input.throttleRate !== undefined) setOrClear(endpoint, 'throttleRate', input.throttleRate);
-    // An empty list means every event type, as when creating.
-    if (eventTypes !== undefined) setOrClear(endpoint, 'eventTypes', eventTypes?.length ? eventTypes : null);
+    // throttleRate wins over the older rateLimit when both are sent.
+    const rate = input.throttleRate !== undefined ? input.throttleRate : input.rateLimit;
+    if (rate !== undefined) setOrClear(endpoint, 'throttleRate', rate);
+    // null means every event type again.
+    if (eventTypes !== undefined) setOrClear(endpoint, 'eventTypes', eventTypes);
     if (input.channels !== undefined) setOrClear(endpoint, 'channels', input.channels?.length ? input.channels : null);
     endpoint.updatedAt = now();
     return endpoint;
   }
 
-  /** A new secret; the old one keeps signing for the grace period. */
-  rotateSecret(endpoint: EndpointRecord, key: string | undefined, graceMs: number): void {
+  /**
+   * A new secret; the old one keeps signing for the grace period (seconds, default a day). Refused with 400
+   * limit_reached when more than 10 replaced secrets would still be signing (src/svix/rules.ts, rotateKeys).
+   */
+  rotateSecret(endpoint: EndpointRecord, key: string | undefined, graceSeconds: number = GRACE_SECONDS.default): void {
     const at = Date.now();
-    endpoint.previous = [
-      ...endpoint.previous.filter((old) => old.until > at),
-      { secret: endpoint.secret, until: at + graceMs },
-    ];
+    const rotated = rotateKeys(endpoint.secret, endpoint.previous, graceSeconds, at);
+    if (!rotated.ok) {
+      throw ApiError.badRequest(
+        `You can only rotate a key 10 times; please wait for old keys to expire. Your next key expires at ${new Date(rotated.nextExpiry).toISOString()}.`,
+        rotated.code,
+      );
+    }
+    endpoint.previous = rotated.old;
     endpoint.secret = key ? (key.startsWith('whsec_') ? key : `whsec_${key}`) : newSecret();
     endpoint.updatedAt = new Date(at).toISOString();
   }
@@ -449,8 +514,8 @@ export class Store {
   /** The secrets that sign a delivery now: the current one and those still in their grace period. */
   signingSecrets(endpoint: EndpointRecord): string[] {
     const at = Date.now();
-    endpoint.previous = endpoint.previous.filter((old) => old.until > at);
-    return [endpoint.secret, ...endpoint.previous.map((old) => old.secret)];
+    endpoint.previous = endpoint.previous.filter((old) => old.expiresAt > at);
+    return keysSigningAt(endpoint.secret, endpoint.previous, at);
   }
 
   // ---- Messages ------------------------------------------------------------
@@ -519,33 +584,24 @@ export class Store {
   }
 
   /**
-   * Newest first; `iterator` is the id of the last message of the previous page. `after` and
-   * `before` bound the messages' times, both exclusive, as Svix's do.
+   * A page of the app's messages of `eventTypes` (all when undefined), as the server lists them: bounds and order on
+   * the ids at 4 ms, 90 days when unbounded, the iterator an id cursor (src/svix/rules.ts, listMessages), measured
+   * by the store's clock.
    */
   listMessages(
     app: AppRecord,
-    limit: number,
-    iterator: string | undefined,
+    query: ListQuery,
     eventTypes: string[] | undefined,
     window: { after?: number | undefined; before?: number | undefined } = {},
   ): ListAnswer<MessageRecord> {
-    const within = (message: MessageRecord): boolean => {
-      const at = Date.parse(message.timestamp);
-      return (window.after === undefined || at > window.after) && (window.before === undefined || at < window.before);
-    };
-    let index = app.log.length - 1;
-    if (iterator) {
-      const from = app.messages.get(iterator);
-      if (!from) throw ApiError.invalid([{ loc: ['query', 'iterator'], msg: 'invalid iterator', type: 'value_error' }]);
-      index = app.head + (from.seq - (app.log[app.head]?.seq ?? 0)) - 1;
-    }
-    const items: MessageRecord[] = [];
-    for (; index >= app.head && items.length <= limit; index -= 1) {
-      const message = app.log[index];
-      if (message && (!eventTypes || eventTypes.includes(message.eventType)) && within(message)) items.push(message);
-    }
-    const done = items.length <= limit;
-    return page(items.slice(0, limit), limit, (message) => message.id, done);
+    const kept = (message: MessageRecord) => !eventTypes || eventTypes.includes(message.eventType);
+    const messages = app.log.slice(app.head).filter(kept);
+    return listed(listMessages(messages, (message) => message.id, { ...query, ...window, now: this.clock() }));
+  }
+
+  /** Whether the message's payload is still kept (a resend of one that is not is refused). */
+  hasPayload(message: MessageRecord): boolean {
+    return this.clock() < message.payloadUntil;
   }
 
   /** The payload, while it is kept; `{"expired": true}` after its retention or once deleted. */
@@ -591,8 +647,12 @@ export class Store {
     return integration;
   }
 
-  listIntegrations(app: AppRecord, limit: number, iterator: string | undefined): ListAnswer<IntegrationRecord> {
-    return listAfter([...app.integrations.values()], (integration) => integration.id, limit, iterator);
+  /** Oldest first (the open-source server has no integrations: Svix Cloud's order is not known). */
+  listIntegrations(app: AppRecord, query: ListQuery): ListAnswer<IntegrationRecord> {
+    const order = query.order ?? 'ascending';
+    return listed(
+      listById(app.integrations.values(), (integration) => integration.id, { ...query, order, prefix: 'integ_' }),
+    );
   }
 
   /** PUT: the name and the flags are replaced; flags left out are cleared. */
