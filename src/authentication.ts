@@ -6,7 +6,8 @@ import { callerOf } from './provider/request';
 /**
  * The dashboard pages where a person finds each value; Zapier shows these links under the fields. Svix
  * documents the API Access page's address; the Consumer Applications list has none of its own, so the
- * link opens the dashboard, whose menu holds it.
+ * help says to sign in at the dashboard and open that menu. Most people building Zaps cannot sign in
+ * there: each help text first names whoever can give them the value.
  */
 export const API_ACCESS_URL = 'https://dashboard.svix.com/api-access';
 export const DASHBOARD_URL = 'https://dashboard.svix.com/';
@@ -37,14 +38,14 @@ export const authentication = {
       label: API_KEY_LABEL,
       type: 'password' as const,
       required: true,
-      helpText: `Best: an **integration key** (\`integsk_…\`), which works only in that one Consumer App. Whoever set up your Consumer App makes it for you. Or an **API Access Key** of the Svix environment (usually **Production**) that holds the app: [API Access page](${API_ACCESS_URL}).`,
+      helpText: `Best: an **integration key** (\`integsk_…\`) from whoever set up your Consumer App: it works only in the Consumer App named below. Or an **API Access Key** from the [API Access page](${API_ACCESS_URL}) of the Svix environment (usually **Production**) that holds it.`,
     },
     {
       key: 'appId',
       label: 'Consumer App ID',
       type: 'string' as const,
       required: true,
-      helpText: `The ID (\`app_…\`) of the Consumer App the auction service sends events to, from the **Consumer Applications** list in [Svix's dashboard](${DASHBOARD_URL}). It is not secret.`,
+      helpText: `The ID (\`app_…\`) of the Consumer App the auction service sends events to: whoever set up your Consumer App gives it with the key. It is not secret. If that is you: sign in to [Svix's dashboard](${DASHBOARD_URL}) and open **Consumer Applications**.`,
     },
     {
       key: 'serverUrl',

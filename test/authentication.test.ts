@@ -139,7 +139,7 @@ describe('authentication', () => {
     it.each([401, 403] as const)('refuses a key that may read the app but not its messages (%d)', async (status) => {
       const message = await refusedAt(`/api/v1/app/${APP_ID}/msg`, status);
       expect(message).toMatch(/integration key that may read messages:.*Svix does not let this key/);
-      expect(message).toMatch(/confirm events after its signing secret changes/);
+      expect(message).toMatch(/confirm an event its signature alone cannot/);
       expect(message).toMatch(/Reconnect with an API Access Key/);
     });
 

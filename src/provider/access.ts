@@ -15,7 +15,7 @@ const otherKey = (may: string) =>
 
 export const ACCESS_MESSAGES = {
   endpoints: `${otherKey('list endpoints')}: turning a Zap on adds an endpoint to your Consumer App, and Svix does not let this key list them.`,
-  messages: `${otherKey('read messages')}: a Zap reads them to confirm events after its signing secret changes, and Svix does not let this key.`,
+  messages: `${otherKey('read messages')}: a Zap reads them to confirm an event its signature alone cannot, and Svix does not let this key.`,
   eventTypes: `${otherKey('read event types')}: turning a Zap on checks that ${EVENT_TYPE_NAME} is registered, and Svix does not let this key.`,
   eventTypeMissing: `Ask whoever set up your Consumer App to register the ${EVENT_TYPE_NAME} event type, or reconnect with an API Access Key: it is not registered, and an integration key may not register it.`,
 };
