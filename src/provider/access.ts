@@ -1,5 +1,6 @@
 import { appNotFound } from './api';
 import { EVENT_TYPE_ACTIONS, EVENT_TYPE_NAME } from './eventType';
+import { isIntegrationKey } from './ids';
 import { callProvider, type Caller } from './request';
 
 /**
@@ -30,7 +31,7 @@ export const ACCESS_ACTIONS = {
 type Check = { path: string; params?: Record<string, string | number>; refused: string; action: string };
 
 /** Integration keys (app-scoped, `integsk_`) may read event types but not register them. */
-const mayRegisterEventTypes = (apiKey: string): boolean => !apiKey.startsWith('integsk_');
+const mayRegisterEventTypes = (apiKey: string): boolean => !isIntegrationKey(apiKey);
 
 /**
  * Checks, all at once, that the key may list the Consumer App's endpoints and

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Connection } from './connection';
 import { ApplicationOut, EndpointOut, EndpointSecretOut, ListResponseMessageOut, type MessageOut } from './codecs';
 import { EVENT_TYPE_NAME, type ProviderTransport } from './eventType';
-import { isEndpointId, isPathSafeUid } from './ids';
+import { isEndpointId, isIntegrationKey, isPathSafeUid } from './ids';
 import type { Failure } from './failures';
 import { callProvider, decodeAnswer, type Caller, type ProviderCall } from './request';
 
@@ -37,9 +37,6 @@ const checkEndpointId = (caller: Caller, endpointId: string): string => {
   }
   return encodeURIComponent(endpointId);
 };
-
-/** Integration keys (`integsk_…`) work inside one Consumer App only. */
-const isIntegrationKey = (apiKey: string): boolean => apiKey.startsWith('integsk_');
 
 /** A 404 for the Consumer App: the ID, the key's account or its region do not match. */
 export const appNotFound = (connection: Connection): string =>
