@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { isRight } from 'fp-ts/Either';
 import { BenchResults, performanceDoc, sourceFingerprint } from '../src/bench/report';
 import { FIELDS_END, FIELDS_START, fieldReferenceTable, withFieldReference } from '../src/docs/fieldReference';
+import { guideIntegrationName, withIntegrationName } from '../src/docs/integrationName';
+import { projectListing } from '../src/package/listing';
 
 /**
  * The documents, each for its reader, kept true: the README for whoever
@@ -112,6 +114,23 @@ describe('the guide, for the person building Zaps', () => {
       for (const pattern of forbidden)
         expect({ line, pattern: pattern.source, found: pattern.test(line) }).toMatchObject({ found: false });
     }
+  });
+
+  it('names the integration as the App Directory lists it, where a person looks for it (run npm run docs after changing it)', () => {
+    const { title } = projectListing();
+    expect(guideIntegrationName(guide)).toBe(title);
+    const section = (heading: string) =>
+      guide.slice(guide.indexOf(heading), guide.indexOf('\n## ', guide.indexOf(heading) + 1));
+    expect(section('## Connect your account')).toContain(`If you cannot find **${title}** in Zapier`);
+    expect(section('## Build a Zap')).toContain(`1. Choose **Create Zap** and pick **${title}** as the trigger.`);
+  });
+
+  it('renames the integration in the heading and wherever it is in bold, and nothing else', () => {
+    const before = '# Old Name in Zapier: a guide\n\nPick **Old Name**, then **Old**. Old Name stays.';
+    expect(withIntegrationName(before, 'Gavel')).toBe(
+      '# Gavel in Zapier: a guide\n\nPick **Gavel**, then **Old**. Old Name stays.',
+    );
+    expect(() => withIntegrationName('no heading', 'Gavel')).toThrow(/in Zapier: a guide/);
   });
 
   it("links to the Svix owner's steps instead of repeating them", () => {
