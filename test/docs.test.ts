@@ -146,6 +146,49 @@ describe('the guide, for the person building Zaps', () => {
   });
 });
 
+describe("the Svix owner's steps", () => {
+  const headings = svixSetup.match(/^## .+$/gm) ?? [];
+
+  it('lead with the dashboard alone, saying what that key can do, then the one command for an integration key', () => {
+    expect(headings[0]).toMatch(/dashboard: no terminal needed/);
+    const dashboard = svixSetup.slice(svixSetup.indexOf(headings[0] ?? ''), svixSetup.indexOf(headings[1] ?? ''));
+    expect(dashboard).not.toMatch(/npm|terminal\b(?! needed)/);
+    expect(dashboard).toMatch(/all Zaps need/);
+    expect(dashboard).toMatch(/an API Access Key can do anything in its environment/);
+    expect(headings[1]).toMatch(/integration key, with one command/);
+    // Where Node and the project come from, and Windows' shell, are said before the command.
+    expect(svixSetup).toMatch(/Node\.js 22 or later\*\*: the LTS installer from nodejs\.org, for Windows/);
+    expect(svixSetup).toMatch(/this project's source\*\*, from whoever deploys the integration/);
+    expect(svixSetup).toMatch(/on Windows, Command Prompt: PowerShell drops the `--`/);
+  });
+
+  it('show a set-up command that makes no second Consumer App, with options the set-up takes', () => {
+    const commands = svixSetup.match(/^npm run setup -- .+$/gm) ?? [];
+    expect(commands).toEqual(['npm run setup -- --app-id app_… --integration-key']);
+    for (const option of svixSetup.match(/--[a-z][a-z-]+/g) ?? []) {
+      expect(['--app-id', '--app-name', '--integration-key', '--rotate-integration-key']).toContain(option);
+    }
+  });
+
+  it('cover the hand-off, what a key given to the auction service can do, rotation, revoking and undoing', () => {
+    expect(headings).toEqual(
+      expect.arrayContaining([
+        '## 3. Tell the auction service',
+        '## 4. Hand the key to the Zap builder',
+        '## Rotate, revoke, undo',
+      ]),
+    );
+    const service = svixSetup.slice(svixSetup.indexOf('## 3.'), svixSetup.indexOf('## 4.'));
+    expect(service).toMatch(/it can do anything\s+in the environment/);
+    expect(svixSetup).toMatch(/never by email or chat/);
+    expect(svixSetup).toMatch(/invite link/);
+    expect(svixSetup).toMatch(/every Zap whose connection used it fails until its\s+builder reconnects/);
+    expect(svixSetup).toMatch(/expire the old one/);
+    expect(svixSetup).toMatch(/A Consumer App made by mistake/);
+    expect(svixSetup).toMatch(/Leftover endpoints/);
+  });
+});
+
 describe('the performance document', () => {
   const recorded = BenchResults.decode(JSON.parse(read('docs/performance.json')));
 
