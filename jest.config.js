@@ -11,6 +11,7 @@ const E2E = [
   'test/setup/npmRunSetup.test.ts',
   'test/sim/simulation.test.ts',
   'test/delivery/memory.test.ts',
+  'test/validateCli.test.ts',
 ];
 
 /** @type {import('jest').Config} */

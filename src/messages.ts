@@ -24,24 +24,27 @@ const tooOld = (what: string): string =>
 const REFUSALS: Record<DeliveryRefusal, string> = {
   'no-delivery':
     'Nothing to do: this run carried no delivery from Svix, so there was nothing to check and the Zap did not run. The next auction event runs it as usual.',
-  'no-body': notFromSvix("a request to this Zap's address had no body"),
+  'no-body': notFromSvix("an empty request reached this Zap's address"),
   'missing-headers': notFromSvix("a request to this Zap's address was not signed by Svix"),
-  'bad-timestamp': notFromSvix("a delivery's signing time was not a valid time"),
-  'too-old': tooOld('this delivery was signed'),
+  'bad-timestamp': notFromSvix("a request to this Zap's address carried no valid date from Svix"),
+  'too-old': tooOld('this delivery was sent'),
   'event-too-old': tooOld('this event happened'),
   'not-a-svix-id': notFromSvix("a delivery's ID is not one Svix makes"),
-  'too-new': notFromSvix('a delivery was signed more than 5 minutes ahead'),
+  'too-new': notFromSvix('a delivery was dated more than 5 minutes in the future'),
   'no-valid-signature':
-    "If this happens to every event, turn the Zap off and on again: this delivery's signature does not match the Zap's endpoint secret, so the Zap did not run.",
+    "If this happens to every event, turn the Zap off and on again: this delivery did not carry this Zap's signature from Svix, so the Zap did not run.",
   'unchecked-signature':
     "If this happens to every event, turn the Zap off and on again: this delivery's signature did not match, and Svix could not be asked in time whether it is genuine (many came at once), so the Zap did not run.",
 };
 
 export const refusalMessage = (refusal: DeliveryRefusal): string => REFUSALS[refusal];
 
-/** How to run the Zap for an event that did not run: Svix resends a message to one endpoint from its dashboard. */
+/**
+ * How to run the Zap for an event that did not run: Svix resends a message to one endpoint from its dashboard,
+ * which the person building Zaps usually cannot open, so they ask whoever can (docs/svix-setup.md, "Resend an event").
+ */
 export const resendHint = (messageId: string): string =>
-  `Resend message ${messageId} to this Zap from your Consumer App in Svix's dashboard`;
+  `Ask whoever set up your Consumer App to resend message ${messageId} to this Zap`;
 
 /** What a person reads of a delivery Svix could not help check in its time: signed with a secret not known here
  * while Svix fails, with one last read over 10 minutes ago (it may have been replaced since), or with an old secret
@@ -50,7 +53,7 @@ export const couldNotCheck = (messageId: string): Failure => ({
   kind: 'error',
   code: 'SignatureNotChecked',
   status: 503,
-  message: `${resendHint(messageId)}: Svix could not confirm in time that it sent this delivery, so the Zap did not run.`,
+  message: `${resendHint(messageId)}: Svix could not confirm in time that this delivery is genuine, so the Zap did not run.`,
 });
 
 /** What a person reads when the record settles a delivery against it. */
@@ -89,10 +92,10 @@ export const couldNotConfirm =
   (failure: Failure): Failure => {
     const log = failure.log === undefined ? {} : { log: failure.log };
     if (failure.kind === 'auth') {
-      const message = `Reconnect your account in Zapier with a current key, then resend message ${messageId} from Svix's dashboard: Svix refused the key while confirming the event.`;
+      const message = `Reconnect your account in Zapier with a current key, then ask whoever set up your Consumer App to resend message ${messageId}: Svix refused the key while confirming the event.`;
       return { kind: 'auth', message, ...log };
     }
-    const message = `${resendHint(messageId)}: its signature did not match this Zap's secret, and Svix could not confirm it (${trouble(failure)}), so the Zap did not run.`;
+    const message = `${resendHint(messageId)}: its signature did not match, and Svix could not confirm it is genuine (${trouble(failure)}), so the Zap did not run.`;
     return { kind: 'error', code: 'EventNotConfirmed', status: 503, message, ...log };
   };
 
@@ -100,7 +103,7 @@ export const couldNotConfirm =
 export const MESSAGES = {
   missingTargetUrl: 'Turn the Zap on again: Zapier gave no address to send auction events to.',
   missingSubscription:
-    "Turn the Zap off and on again: its subscription lacks the endpoint's signing secret, so deliveries cannot be checked.",
+    'Turn the Zap off and on again: its link to Svix is incomplete, so deliveries cannot be checked.',
 };
 
 /** What a person reads when an input field cannot be read: which one, and what to do in Zapier. */

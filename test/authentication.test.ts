@@ -1,7 +1,7 @@
 import nock from 'nock';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../src';
-import { authentication, testConnection } from '../src/authentication';
+import { authentication, connectionLabelOf, testConnection } from '../src/authentication';
 import { disabledZapMessage } from '../src/provider/access';
 import { endpointDescription, EVENT_TYPE_ARCHIVED } from '../src/provider/zapEndpoint';
 import { API_KEY, APP_ID, EU_API_KEY, PROVIDER, authData, failure } from './helpers/fixtures';
@@ -17,6 +17,8 @@ const application = {
   updatedAt: '2026-01-01T00:00:00Z',
   metadata: {},
 };
+/** What the connection test labels it. */
+const label = `Acme Auctions (app_…${APP_ID.slice(-4)})`;
 
 /**
  * What a key that may do all a Zap needs answers to the connection test's checks: each a read that changes nothing.
@@ -63,13 +65,27 @@ describe('authentication', () => {
       .get(`/api/v1/app/${APP_ID}`)
       .reply(200, application);
     mayDoAll(scope);
-    await expect(appTester(test, { authData })).resolves.toEqual({ id: APP_ID, name: 'Acme Auctions' });
+    await expect(appTester(test, { authData })).resolves.toEqual({
+      id: APP_ID,
+      name: 'Acme Auctions',
+      label: `Acme Auctions (app_…${APP_ID.slice(-4)})`,
+    });
     scope.done();
   });
 
-  it('labels the connection with the app name and id, and no secret', () => {
-    expect(authentication.connectionLabel).toBe('{{bundle.inputData.name}} ({{bundle.inputData.id}})');
+  it('labels the connection shortly, by the Consumer App name and the end of its ID, never the whole ID or a secret', () => {
+    expect(authentication.connectionLabel).toBe('{{bundle.inputData.label}}');
     expect(authentication.connectionLabel).not.toMatch(/apiKey|authData/);
+    const production = connectionLabelOf({ id: 'app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9', name: 'Auction Status Webhooks' });
+    const development = connectionLabelOf({ id: 'app_3Mg29tDpakOvVO95XDtoLmkorBT', name: 'Auction Status Webhooks' });
+    // Two auction houses, or two environments, that kept the set-up's default name still read apart.
+    expect(production).toBe('Auction Status Webhooks (app_…7Hi9)');
+    expect(development).toBe('Auction Status Webhooks (app_…orBT)');
+    for (const label of [production, development]) expect(label).not.toMatch(/app_[A-Za-z0-9]{27}/);
+    const long = connectionLabelOf({ id: APP_ID, name: 'Harbour Street Auctions and Valuers of the North East Ltd' });
+    expect(long).toBe(`Harbour Street Auctions and Valuers of… (app_…${APP_ID.slice(-4)})`);
+    expect(long.length).toBeLessThanOrEqual(52);
+    expect(connectionLabelOf({ id: APP_ID, name: '  ' })).toBe(`Consumer App (app_…${APP_ID.slice(-4)})`);
   });
 
   it('uses the regional server named by the key suffix', async () => {
@@ -149,7 +165,7 @@ describe('authentication', () => {
     it.each([401, 403] as const)('refuses a key that may read the app but not its messages (%d)', async (status) => {
       const message = await refusedAt(`/api/v1/app/${APP_ID}/msg`, status);
       expect(message).toMatch(/integration key that may read messages:.*Svix does not let this key/);
-      expect(message).toMatch(/confirm events after its signing secret changes/);
+      expect(message).toMatch(/confirm an event its signature alone cannot/);
       expect(message).toMatch(/Reconnect with an API Access Key/);
     });
 
@@ -160,7 +176,7 @@ describe('authentication', () => {
 
     it('passes an API Access Key when the event type is missing (turning a Zap on registers it)', async () => {
       const scope = mayDoAll(nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application), 404);
-      await expect(appTester(test, { authData })).resolves.toEqual({ id: APP_ID, name: 'Acme Auctions' });
+      await expect(appTester(test, { authData })).resolves.toMatchObject({ id: APP_ID, name: 'Acme Auctions' });
       scope.done();
     });
 
@@ -178,7 +194,7 @@ describe('authentication', () => {
 
     it('passes an API Access Key when the event type is archived (turning a Zap on un-archives it)', async () => {
       const scope = mayDoAll(nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application), 'archived');
-      await expect(appTester(test, { authData })).resolves.toEqual({ id: APP_ID, name: 'Acme Auctions' });
+      await expect(appTester(test, { authData })).resolves.toEqual({ id: APP_ID, name: 'Acme Auctions', label });
       scope.done();
     });
 
@@ -214,7 +230,7 @@ describe('authentication', () => {
       const other = mayDoAll(nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application), 200, [
         { ...endpoint('A receiver'), uid: 'setup-0123' },
       ]);
-      await expect(appTester(test, { authData })).resolves.toEqual({ id: APP_ID, name: 'Acme Auctions' });
+      await expect(appTester(test, { authData })).resolves.toEqual({ id: APP_ID, name: 'Acme Auctions', label });
       other.done();
     });
   });

@@ -97,9 +97,9 @@ describe("Zapier's conventions, on the serialized definition", () => {
     }
   });
 
-  it('labels the connection without any secret', () => {
-    expect(definition.authentication.connectionLabel).not.toMatch(/apiKey|secret|password|token/i);
-    expect(definition.authentication.connectionLabel).toMatch(/bundle\.inputData\.name/);
+  it('labels the connection without any secret or lengthy ID (D003, requirements §3.3): what the test returns', () => {
+    expect(definition.authentication.connectionLabel).not.toMatch(/apiKey|secret|password|token|inputData\.id/i);
+    expect(definition.authentication.connectionLabel).toBe('{{bundle.inputData.label}}');
   });
 
   it('keeps every sample and its output fields in step, and labels every output field', () => {

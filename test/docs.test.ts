@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { isRight } from 'fp-ts/Either';
 import { BenchResults, performanceDoc, sourceFingerprint } from '../src/bench/report';
 import { FIELDS_END, FIELDS_START, fieldReferenceTable, withFieldReference } from '../src/docs/fieldReference';
+import { guideIntegrationName, withIntegrationName } from '../src/docs/integrationName';
+import { projectListing } from '../src/package/listing';
 
 /**
  * The documents, each for its reader, kept true: the README for whoever
@@ -132,6 +134,23 @@ describe('the guide, for the person building Zaps', () => {
     }
   });
 
+  it('names the integration as the App Directory lists it, where a person looks for it (run npm run docs after changing it)', () => {
+    const { title } = projectListing();
+    expect(guideIntegrationName(guide)).toBe(title);
+    const section = (heading: string) =>
+      guide.slice(guide.indexOf(heading), guide.indexOf('\n## ', guide.indexOf(heading) + 1));
+    expect(section('## Connect your account')).toContain(`If you cannot find **${title}** in Zapier`);
+    expect(section('## Build a Zap')).toContain(`1. Choose **Create Zap** and pick **${title}** as the trigger.`);
+  });
+
+  it('renames the integration in the heading and wherever it is in bold, and nothing else', () => {
+    const before = '# Old Name in Zapier: a guide\n\nPick **Old Name**, then **Old**. Old Name stays.';
+    expect(withIntegrationName(before, 'Gavel')).toBe(
+      '# Gavel in Zapier: a guide\n\nPick **Gavel**, then **Old**. Old Name stays.',
+    );
+    expect(() => withIntegrationName('no heading', 'Gavel')).toThrow(/in Zapier: a guide/);
+  });
+
   it("links to the Svix owner's steps instead of repeating them", () => {
     expect(guide).toContain('](svix-setup.md)');
     expect(svixSetup).toContain('## Resend an event');
@@ -142,6 +161,49 @@ describe('the guide, for the person building Zaps', () => {
     expect(guide).toMatch(/Production/);
     expect(guide).toMatch(/## Getting names into your Zap/);
     expect(guide).toMatch(/does \*\*not\*\*\s+carry/);
+  });
+});
+
+describe("the Svix owner's steps", () => {
+  const headings = svixSetup.match(/^## .+$/gm) ?? [];
+
+  it('lead with the dashboard alone, saying what that key can do, then the one command for an integration key', () => {
+    expect(headings[0]).toMatch(/dashboard: no terminal needed/);
+    const dashboard = svixSetup.slice(svixSetup.indexOf(headings[0] ?? ''), svixSetup.indexOf(headings[1] ?? ''));
+    expect(dashboard).not.toMatch(/npm|terminal\b(?! needed)/);
+    expect(dashboard).toMatch(/all Zaps need/);
+    expect(dashboard).toMatch(/an API Access Key can do anything in its environment/);
+    expect(headings[1]).toMatch(/integration key, with one command/);
+    // Where Node and the project come from, and Windows' shell, are said before the command.
+    expect(svixSetup).toMatch(/Node\.js 22 or later\*\*: the LTS installer from nodejs\.org, for Windows/);
+    expect(svixSetup).toMatch(/this project's source\*\*, from whoever deploys the integration/);
+    expect(svixSetup).toMatch(/on Windows, Command Prompt: PowerShell drops the `--`/);
+  });
+
+  it('show a set-up command that makes no second Consumer App, with options the set-up takes', () => {
+    const commands = svixSetup.match(/^npm run setup -- .+$/gm) ?? [];
+    expect(commands).toEqual(['npm run setup -- --app-id app_… --integration-key']);
+    for (const option of svixSetup.match(/--[a-z][a-z-]+/g) ?? []) {
+      expect(['--app-id', '--app-name', '--integration-key', '--rotate-integration-key']).toContain(option);
+    }
+  });
+
+  it('cover the hand-off, what a key given to the auction service can do, rotation, revoking and undoing', () => {
+    expect(headings).toEqual(
+      expect.arrayContaining([
+        '## 3. Tell the auction service',
+        '## 4. Hand the key to the Zap builder',
+        '## Rotate, revoke, undo',
+      ]),
+    );
+    const service = svixSetup.slice(svixSetup.indexOf('## 3.'), svixSetup.indexOf('## 4.'));
+    expect(service).toMatch(/it can do anything\s+in the environment/);
+    expect(svixSetup).toMatch(/never by email or chat/);
+    expect(svixSetup).toMatch(/invite link/);
+    expect(svixSetup).toMatch(/every Zap whose connection used it fails until its\s+builder reconnects/);
+    expect(svixSetup).toMatch(/expire the old one/);
+    expect(svixSetup).toMatch(/A Consumer App made by mistake/);
+    expect(svixSetup).toMatch(/Leftover endpoints/);
   });
 });
 

@@ -235,7 +235,9 @@ describe('messages, where they are read', () => {
     for (const failure of providerFailures('zap-run')) {
       const message = couldNotConfirm(MESSAGE_ID)(failure).message;
       expect(message).toContain(MESSAGE_ID);
-      expect(message).toMatch(new RegExp(`^(Resend|Reconnect .*, then resend) message ${MESSAGE_ID}`));
+      expect(message).toMatch(
+        new RegExp(`^(Reconnect .*, then )?ask whoever set up your Consumer App to resend message ${MESSAGE_ID}`, 'i'),
+      );
     }
     expect(RECORD_REFUSALS.notConfirmed).not.toMatch(/resend/i);
     expect(RECORD_REFUSALS.expired(MESSAGE_ID)).toContain(MESSAGE_ID);
@@ -249,7 +251,37 @@ describe('messages, where they are read', () => {
       expect(text).not.toMatch(/\bprovider\b/i);
       expect(text).not.toMatch(/auction (platform|back-?end)/i);
     }
-    expect(texts.filter((text) => /Svix's dashboard/.test(text)).length).toBeGreaterThan(5);
+  });
+
+  it("never sends the person building Zaps to Svix's dashboard, which they usually cannot open: they ask its owner", async () => {
+    const messages = await zapierMessages();
+    expect(messages.filter((message) => /dashboard/i.test(message))).toEqual([]);
+    expect(messages.filter((message) => /whoever set up your Consumer App/.test(message)).length).toBeGreaterThan(20);
+    // The help under the key and app ID fields links the pages, for whoever owns the account, after naming that person.
+    for (const text of helpTexts().filter((help) => /dashboard\.svix\.com/.test(help))) {
+      expect(text.indexOf('whoever set up your Consumer App')).toBeGreaterThanOrEqual(0);
+      expect(text.indexOf('whoever set up your Consumer App')).toBeLessThan(text.indexOf('dashboard.svix.com'));
+    }
+  });
+
+  it('says what happened in plain words: no signing times, endpoint secrets, bodies, field names or expected forms', async () => {
+    // Each was in a message once (issue 47); "Svix's dashboard" is checked above.
+    const JARGON = [
+      /signing (time|secret)/i,
+      /endpoint('s)? secret/i,
+      /\bbody\b|had no body/i,
+      /connection's fields/i,
+      /\((url|name|uid|eventTypes|throttleRate)\)/,
+      /expected form/i,
+      /\bsubscription\b/i,
+    ];
+    const texts = [...(await zapierMessages()), ...helpTexts()];
+    const found = texts.flatMap((text) =>
+      JARGON.filter((word) => word.test(text)).map((word) => `${word.source}: ${text}`),
+    );
+    expect(found).toEqual([]);
+    // The check catches what it names.
+    expect(JARGON.filter((word) => word.test("a delivery's signing time had no body (url)")).length).toBe(3);
   });
 
   it('points only to people who exist: whoever set up the Consumer App, the auction service, or Svix', async () => {
@@ -261,8 +293,10 @@ describe('messages, where they are read', () => {
 
   it("the key's help says what an integration key is, where it comes from, and which Svix environment to use", () => {
     const keyHelp = helpTexts().find((text) => text.includes('integration key')) ?? '';
-    expect(keyHelp).toMatch(/works only in that one Consumer App/);
-    expect(keyHelp).toMatch(/Whoever set up your Consumer App makes it for you/);
+    // It names the Consumer App's field without supposing it has been seen: the key's field comes first.
+    expect(keyHelp).toMatch(/works only in the Consumer App named below/);
+    expect(keyHelp).not.toMatch(/that one Consumer App/);
+    expect(keyHelp).toMatch(/from whoever set up your Consumer App/);
     expect(keyHelp).toMatch(/environment \(usually \*\*Production\*\*\)/);
     expect(keyHelp).not.toMatch(/set-up printed/);
   });

@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LISTING, main, registeredId, registerArgs } from '../src/package/cli';
+import { main, registeredId, registerArgs } from '../src/package/cli';
+import { listingProblems, projectListing, readListing } from '../src/package/listing';
+import { appDirectory } from '../package.json';
 import { productionManifest } from '../src/package/stage';
 
 /**
@@ -33,11 +35,39 @@ describe('npm run deploy', () => {
     expect(errors.join('')).toMatch(/not registered with Zapier yet .*npm run register/s);
   });
 
-  it("registers with the App Directory's listing: a sentence of at most 140 characters that says when it triggers", () => {
-    expect(LISTING.description.length).toBeLessThanOrEqual(140);
-    expect(LISTING.description).toMatch(/^Triggers when [^\n]+\.$/);
-    expect(LISTING.description).not.toMatch(/zapier/i);
-    expect(registerArgs()).toEqual(['register', 'Auction Status Changed', '--desc', LISTING.description]);
+  it('registers under the app\'s own name from package.json, described as "<name> is a…" (§2.5, §2.7, M002)', () => {
+    const listing = projectListing();
+    expect(listing).toEqual(appDirectory);
+    expect(listingProblems(listing)).toEqual([]);
+    // Not the trigger's name, nor the trigger's description.
+    expect(listing.title).not.toBe('Auction Status Changed');
+    expect(listing.description).toMatch(new RegExp(`^${listing.title} is an? `));
+    expect(registerArgs()).toEqual(['register', listing.title, '--desc', listing.description]);
+    expect(registerArgs({ title: 'Gavel', description: 'Gavel is x' })).toEqual([
+      'register',
+      'Gavel',
+      '--desc',
+      'Gavel is x',
+    ]);
+  });
+
+  it("refuses a listing that breaks Zapier's rules, saying which", () => {
+    const good = { title: 'Harbour Auctions', description: 'Harbour Auctions is an auction platform for property.' };
+    expect(listingProblems(good)).toEqual([]);
+    expect(
+      listingProblems({ ...good, description: 'Triggers when an auction changes status in Harbour Auctions.' }),
+    ).toEqual(['the description does not start with the title ("… is a …")']);
+    expect(listingProblems({ ...good, description: 'Harbour Auctions is short.' })).toEqual([
+      'the description is not 40 to 140 characters',
+    ]);
+    expect(listingProblems({ ...good, description: `${good.description} It syncs with Zapier.` })).toEqual([
+      'the description names Zapier or syncing',
+    ]);
+    expect(listingProblems({ title: ' ', description: good.description })).toContain(
+      'the title is empty or has spaces around it',
+    );
+    expect(() => readListing({ name: 'x' })).toThrow(/no appDirectory/);
+    expect(() => readListing({ appDirectory: { ...good, title: 'Zapier Auctions' } })).toThrow(/names Zapier/);
   });
 
   it('reads the id zapier-platform register writes', () => {

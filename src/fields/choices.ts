@@ -44,7 +44,10 @@ const nameOf = (items: readonly AuctionStatusChangedItem[], auctioneer: string):
   return undefined;
 };
 
-/** Each auctioneer by name when recent events carry one (with the start of the UUID, as names may repeat), or by UUID. */
+/**
+ * Each auctioneer by name when recent events carry one (with the start of the UUID, as names may repeat), or by
+ * UUID, saying that no name came with it: the field's help says who can tell whose it is (inputFields.ts).
+ */
 export const auctioneerChoices = (items: readonly AuctionStatusChangedItem[]): Choice[] => {
   const keyOf = (item: AuctionStatusChangedItem) => item.auctioneerUuid.trim().toLowerCase();
   return distinct(items, keyOf).map((item) => {
@@ -52,7 +55,9 @@ export const auctioneerChoices = (items: readonly AuctionStatusChangedItem[]): C
     const last = `last event ${shortTime(item.occurredAt)}`;
     return {
       id: item.auctioneerUuid,
-      name: name ? `${name} (${item.auctioneerUuid.slice(0, 8)}…, ${last})` : `${item.auctioneerUuid} (${last})`,
+      name: name
+        ? `${name} (${item.auctioneerUuid.slice(0, 8)}…, ${last})`
+        : `${item.auctioneerUuid} (no name sent, ${last})`,
     };
   });
 };

@@ -9,7 +9,7 @@ export const auctionStatusChangedInputFields = (dropdowns: { statuses: string; a
     required: false,
     dynamic: `${dropdowns.statuses}.id.name`,
     helpText:
-      'Run the Zap only for these statuses. Pick from the statuses your auctions have had recently, or type one that has not happened yet (capitals, spaces and underscores do not matter). Leave empty to run it for every status.',
+      'Pick from the statuses your auctions have had recently, or type one that has not happened yet (capitals, spaces and underscores do not matter). Leave empty to run the Zap for every status.',
   },
   {
     key: 'auctioneerUuid',
@@ -17,7 +17,7 @@ export const auctionStatusChangedInputFields = (dropdowns: { statuses: string; a
     required: false,
     dynamic: `${dropdowns.auctioneers}.id.name`,
     helpText:
-      "Run the Zap only for this auctioneer's auctions. Pick from the auctioneers seen in recent events, or paste an auctioneer's UUID. Leave empty to run it for every auctioneer.",
+      "Pick an auctioneer seen in recent events: by name where the auction service sends one, otherwise by UUID, the auctioneer's ID: ask the auction service's support team whose it is. Leave empty to run the Zap for every auctioneer.",
   },
   {
     key: 'skipOutdated',

@@ -64,7 +64,7 @@ export const parseBody = (content: string): { ok: true; body: unknown } | { ok: 
     const what = error instanceof JsonTooDeep ? `is nested more than ${MAX_JSON_DEPTH} levels deep` : 'is not JSON';
     return {
       ok: false,
-      message: `Tell the auction service's support team that an event could not be read: its body ${what}, so the Zap did not run.`,
+      message: `Tell the auction service's support team that an event could not be read: its content ${what}, so the Zap did not run.`,
     };
   }
 };

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { isRight } from 'fp-ts/Either';
 import * as t from 'io-ts';
 import { runCommand } from '../cli/runCommand';
+import { projectListing, type Listing } from './listing';
 import { buildStaged, newStage, PackageFailure, ROOT, stage, zapierCli } from './stage';
 
 /**
@@ -14,17 +15,15 @@ import { buildStaged, newStage, PackageFailure, ROOT, stage, zapierCli } from '.
  */
 
 /**
- * How the integration is listed in Zapier's App Directory: its title, and the sentence under it (at most 140
- * characters, which `zapier-platform register` enforces). `npm run register` sets both.
+ * What `npm run register` runs with Zapier's CLI: the App Directory's title and description, from package.json
+ * (listing.ts); the CLI asks for the rest (audience, role, category).
  */
-export const LISTING = {
-  title: 'Auction Status Changed',
-  description:
-    'Triggers when an auction is created or its status changes, from the auction events your Svix Consumer App receives.',
-};
-
-/** What `npm run register` runs with Zapier's CLI; it asks for the rest (audience, role, category). */
-export const registerArgs = (): string[] => ['register', LISTING.title, '--desc', LISTING.description];
+export const registerArgs = (listing: Listing = projectListing()): string[] => [
+  'register',
+  listing.title,
+  '--desc',
+  listing.description,
+];
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -52,9 +51,18 @@ const packageApp = (root: string, dir: string): void => {
 export const main = async (argv: string[], root = ROOT): Promise<number> => {
   const [command] = argv;
   if (command === 'register') {
+    let args: string[];
+    try {
+      args = registerArgs();
+    } catch (error) {
+      process.stderr.write(
+        `Fix the App Directory listing, then register: ${String(error instanceof Error ? error.message : error)}\n`,
+      );
+      return 2;
+    }
     // Interactive: Zapier's CLI asks for what the listing does not say.
     const cli = realpathSync(join(root, 'node_modules/.bin/zapier-platform'));
-    const run = spawnSync('npx', ['-y', '-p', 'node@22', '--', 'node', cli, ...registerArgs()], {
+    const run = spawnSync('npx', ['-y', '-p', 'node@22', '--', 'node', cli, ...args], {
       cwd: root,
       stdio: 'inherit',
     });

@@ -2,6 +2,7 @@ import { isRight } from 'fp-ts/Either';
 import { appNotFound } from './api';
 import { EventTypeOut, ListResponseEndpointOut, type EndpointOut } from './codecs';
 import { EVENT_TYPE_ACTIONS, EVENT_TYPE_NAME } from './eventType';
+import { isIntegrationKey } from './ids';
 import { callProvider, decodeAnswer, type Caller } from './request';
 import { EVENT_TYPE_ARCHIVED } from './zapEndpoint';
 
@@ -18,7 +19,7 @@ const otherKey = (may: string) =>
 
 export const ACCESS_MESSAGES = {
   endpoints: `${otherKey('list endpoints')}: turning a Zap on adds an endpoint to your Consumer App, and Svix does not let this key list them.`,
-  messages: `${otherKey('read messages')}: a Zap reads them to confirm events after its signing secret changes, and Svix does not let this key.`,
+  messages: `${otherKey('read messages')}: a Zap reads them to confirm an event its signature alone cannot, and Svix does not let this key.`,
   eventTypes: `${otherKey('read event types')}: turning a Zap on checks that ${EVENT_TYPE_NAME} is registered, and Svix does not let this key.`,
   eventTypeMissing: `Ask whoever set up your Consumer App to register the ${EVENT_TYPE_NAME} event type, or reconnect with an API Access Key: it is not registered, and an integration key may not register it.`,
   /** The same words as turning a Zap on gives, before a Zap is built. */
@@ -31,8 +32,8 @@ export const ACCESS_MESSAGES = {
  */
 export const disabledZapMessage = (zap: string | undefined): string =>
   zap === undefined
-    ? "Turn off and on again the Zap on Auction Status Changed that stopped running: Svix disabled its endpoint after deliveries failed for days (if that Zap is gone, delete the endpoint in Svix's dashboard)."
-    : `Turn the Zap ${zap} off and on again: Svix disabled its endpoint after deliveries failed for days (if that Zap is gone, delete the endpoint in Svix's dashboard).`;
+    ? 'Turn off and on again the Zap on Auction Status Changed that stopped running: Svix disabled its endpoint after deliveries failed for days (if the Zap is gone, ask whoever set up your Consumer App to delete it).'
+    : `Turn the Zap ${zap} off and on again: Svix disabled its endpoint after deliveries failed for days (if the Zap is gone, ask whoever set up your Consumer App to delete it).`;
 
 /** The Zap an endpoint serves, as its description names it (`Zap "name"` or `Zap 417`), if it does. */
 const zapOf = (endpoint: EndpointOut): string | undefined =>
@@ -57,7 +58,7 @@ export const ACCESS_ACTIONS = {
 type Check = { path: string; params?: Record<string, string | number>; refused: string; action: string };
 
 /** Integration keys (app-scoped, `integsk_`) may read event types but not register them. */
-const mayRegisterEventTypes = (apiKey: string): boolean => !apiKey.startsWith('integsk_');
+const mayRegisterEventTypes = (apiKey: string): boolean => !isIntegrationKey(apiKey);
 
 /**
  * Checks, all at once, that the key may list the Consumer App's endpoints and

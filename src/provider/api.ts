@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Connection } from './connection';
 import { ApplicationOut, EndpointOut, EndpointSecretOut, ListResponseMessageOut, type MessageOut } from './codecs';
 import { EVENT_TYPE_NAME, type ProviderTransport } from './eventType';
-import { isEndpointId, isPathSafeUid } from './ids';
+import { isEndpointId, isIntegrationKey, isPathSafeUid } from './ids';
 import type { Failure } from './failures';
 import { callProvider, decodeAnswer, type Caller, type ProviderCall } from './request';
 
@@ -17,7 +17,7 @@ export const ACTIONS = {
   createEndpoint: "creating this Zap's endpoint",
   readEndpoint: "reading this Zap's endpoint",
   restoreEndpoint: "turning this Zap's endpoint back on",
-  readSecret: "reading this Zap's signing secret",
+  readSecret: 'reading the key this Zap checks deliveries with',
   deleteEndpoint: "removing this Zap's endpoint",
   recentEvents: 'reading recent auction events',
   record: "reading Svix's record of auction events",
@@ -28,7 +28,7 @@ const appPath = (connection: Connection): string => `/api/v1/app/${encodeURIComp
 /** What a person reads in Zapier when this Zap's endpoint cannot be used. */
 export const ENDPOINT_MESSAGES = {
   damaged: "Turn the Zap off and on again to make a new endpoint: this Zap's link to its endpoint in Svix is damaged.",
-  gone: "Turn the Zap off and on again to make a new endpoint: this Zap's endpoint no longer exists in Svix (it may have been deleted in Svix's dashboard).",
+  gone: "Turn the Zap off and on again to make a new endpoint: this Zap's endpoint no longer exists in Svix (someone may have deleted it there).",
 };
 
 const checkEndpointId = (caller: Caller, endpointId: string): string => {
@@ -37,9 +37,6 @@ const checkEndpointId = (caller: Caller, endpointId: string): string => {
   }
   return encodeURIComponent(endpointId);
 };
-
-/** Integration keys (`integsk_…`) work inside one Consumer App only. */
-const isIntegrationKey = (apiKey: string): boolean => apiKey.startsWith('integsk_');
 
 /** A 404 for the Consumer App: the ID, the key's account or its region do not match. */
 export const appNotFound = (connection: Connection): string =>

@@ -77,6 +77,19 @@ export const HTTPValidationError = t.type(
 );
 export type HTTPValidationError = t.TypeOf<typeof HTTPValidationError>;
 
+/** The Consumer Apps of an environment, as the set-up lists them: with the uid it gives the apps it makes. */
+export const ListResponseApplicationOut = t.intersection(
+  [
+    t.type({
+      data: t.array(t.intersection([ApplicationOut, t.partial({ uid: nullable(t.string) })], 'ApplicationOut')),
+      done: t.boolean,
+    }),
+    t.partial({ iterator: nullable(t.string) }),
+  ],
+  'ListResponse_ApplicationOut_',
+);
+export type ListResponseApplicationOut = t.TypeOf<typeof ListResponseApplicationOut>;
+
 /** An integration of a Consumer App: app-scoped credentials, as the provider's own Zapier package uses. */
 export const IntegrationOut = t.type({ id: t.string, name: t.string }, 'IntegrationOut');
 export type IntegrationOut = t.TypeOf<typeof IntegrationOut>;

@@ -23,7 +23,7 @@ export interface Connection {
 export type ConnectionResult = { ok: true; connection: Connection } | { ok: false; message: string };
 
 export const APP_ID_HELP =
-  "Copy the Consumer App ID again from the Consumer Applications list in Svix's dashboard: it starts with app_ followed by 27 letters or digits.";
+  'Copy the Consumer App ID again from whoever set up your Consumer App, then reconnect: it starts with app_ followed by 27 letters or digits.';
 
 /** Reads and checks the connection's fields before any request is made. */
 export const readConnection = (authData: unknown): ConnectionResult => {
@@ -35,7 +35,7 @@ export const readConnection = (authData: unknown): ConnectionResult => {
     return {
       ok: false,
       message:
-        "Reconnect your account in Zapier with a key: an integration key from whoever set up your Consumer App, or an API Access Key from the API Access page of Svix's dashboard.",
+        'Reconnect your account in Zapier with a key: ask whoever set up your Consumer App for an integration key or an API Access Key.',
     };
   }
   if (!isAppId(appId)) {

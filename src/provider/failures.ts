@@ -82,10 +82,9 @@ export interface FailureContext {
 const IN_ZAPIER = {
   serverUrl: "check the connection's Server URL (leave it empty for Svix's default)",
   both: "the connection's Consumer App ID and Server URL (empty for Svix's default)",
-  reconnect: 'Reconnect your account in Zapier',
   connection: "the connection's Consumer App ID",
   escalate: 'show this to whoever set up your Consumer App in Svix',
-  fields: "the connection's fields",
+  wrongKey: 'Reconnect your account in Zapier with a key of the Svix account that owns this Consumer App',
 };
 
 /** The phrases that differ by reader. */
@@ -104,11 +103,12 @@ const PHRASES: Record<
     tryLater: 'run the set-up again in a few minutes',
     outcome: '',
     serverUrl: "check the --server-url option (leave it out for Svix's default)",
-    reconnect: 'Run the set-up again',
     connection: 'the Consumer App',
     both: "the Consumer App and the --server-url option (leave it out for Svix's default)",
     escalate: 'keep this message for whoever maintains this integration',
-    fields: 'the options',
+    // An integration key is refused before any call (setup/cli.ts): a key refused here is of the wrong environment.
+    wrongKey:
+      'Run the set-up again with an API Access Key from the API Access page of the environment that holds the Consumer App',
   },
 };
 
@@ -146,7 +146,9 @@ export const describeStatus = (
   const { action, reader } = context;
   const say = PHRASES[reader];
   const code = safeCode(body);
-  const log = `Svix answered ${status}${code ? ` (${code})` : ''}${retryAfter ? ` with Retry-After ${retryAfter}` : ''} while ${action}.`;
+  // The fields Svix names in a 422 are the request's, which the person never typed: they are for the log.
+  const fields = status === 422 ? invalidFields(body).slice(0, 3) : [];
+  const log = `Svix answered ${status}${code ? ` (${code})` : ''}${retryAfter ? ` with Retry-After ${retryAfter}` : ''} while ${action}${fields.length > 0 ? ` (fields: ${fields.join(', ')})` : ''}.`;
   if (status === 401) return { kind: 'auth', message: rejectedKey(action, reader), log };
   if (status === 429) {
     const delaySeconds = retryAfterSeconds(retryAfter);
@@ -173,8 +175,7 @@ export const describeStatus = (
     case 403:
       return error(
         'ProviderForbidden',
-        context.forbidden ??
-          `${say.reconnect} with a key of the Svix account that owns this Consumer App: Svix did not let this key do it (${action}).`,
+        context.forbidden ?? `${say.wrongKey}: Svix did not let this key do it (${action}).`,
       );
     case 404:
       return error(
@@ -192,15 +193,11 @@ export const describeStatus = (
         'ProviderTooLarge',
         `${capitalised(say.escalate)}: the request made while ${action} was too large for Svix.`,
       );
-    case 422: {
-      const fields = invalidFields(body);
-      const which = fields.length > 0 ? ` (${fields.slice(0, 3).join(', ')})` : '';
+    case 422:
       return error(
         'ProviderInvalidData',
-        context.invalid ??
-          `Check ${say.fields}${which}; if they look right, ${say.escalate}. Svix could not accept the data sent while ${action}.`,
+        context.invalid ?? `${capitalised(say.escalate)}: Svix did not accept what was sent while ${action}.`,
       );
-    }
     default:
       if (status >= 500) {
         return error(
@@ -256,7 +253,7 @@ export const describeUnexpectedShape = (action: string, problems: readonly strin
   kind: 'error',
   code: 'ProviderUnexpectedAnswer',
   status: 502,
-  message: `${capitalised(PHRASES[reader].serverUrl)}; if it is right, ${PHRASES[reader].escalate}. Svix's answer while ${action} was not in the expected form.`,
+  message: `${capitalised(PHRASES[reader].serverUrl)}; if it is right, ${PHRASES[reader].escalate}. Svix's answer while ${action} could not be read.`,
   log: `Svix's answer while ${action} was not in the expected form: ${problems.slice(0, 5).join('; ')}.`,
 });
 

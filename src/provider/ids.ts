@@ -19,6 +19,9 @@ export const UID_PATTERN = /^[a-zA-Z0-9\-_.]{1,256}$/;
 export const isPathSafeUid = (value: string): boolean => UID_PATTERN.test(value) && !/^\.{1,2}$/.test(value);
 
 export const isAppId = (value: string): boolean => APP_ID_PATTERN.test(value);
+
+/** An integration key (`integsk_…`): app-scoped, it works inside one Consumer App only. */
+export const isIntegrationKey = (apiKey: string): boolean => apiKey.trim().startsWith('integsk_');
 export const isEndpointId = (value: string): boolean => ENDPOINT_ID_PATTERN.test(value);
 export const isMessageId = (value: string): boolean => MESSAGE_ID_PATTERN.test(value);
 

@@ -2,12 +2,12 @@ import { parseArgs } from 'node:util';
 import { askHidden, QuestionStopped } from '../cli/askHidden';
 import { commandLineAdvice, npmHint, optionsNpmTook } from '../cli/npmOptions';
 import { runCommand } from '../cli/runCommand';
-import { isAppId } from '../provider/ids';
+import { isAppId, isIntegrationKey } from '../provider/ids';
 import { serverUrlFor } from '../provider/serverUrl';
 import { ProviderClient, ProviderFailure } from './client';
 import { API_KEY_LABEL } from '../authentication';
 import type { IntegrationKeyOutcome } from './integrationKey';
-import { DEFAULT_APP_NAME, runSetup } from './setup';
+import { AppNotChosen, DEFAULT_APP_NAME, runSetup } from './setup';
 
 const USAGE = `Set up your Consumer App to receive the auction service's AUCTION_STATUS_CHANGE events.
 
@@ -19,8 +19,11 @@ The API Access Key of your Svix account is read from the SVIX_API_KEY environmen
 does not show what you type.
 
   --server-url URL            Svix's API address (default: from the key's region)
-  --app-name NAME             the Consumer App's name (default: "${DEFAULT_APP_NAME}")
   --app-id ID                 use this Consumer App, made already in Svix's dashboard (app_…)
+  --app-name NAME             use the Consumer App of this name, or make it: name it after your
+                              auction house, as Zapier shows it on each connection
+                              (without either: the environment's only Consumer App, or a new one
+                              named "${DEFAULT_APP_NAME}" when it has none)
   --endpoint-url URL          also add an endpoint for a receiver that is not Zapier
   --integration-key           also make the key to connect Zapier with: an integration key that works
                               only in this Consumer App (printed once, the first time)
@@ -51,6 +54,17 @@ const OPTION_NAMES = Object.keys(OPTIONS);
 const parseOptions = (argv: string[]) => parseArgs({ args: argv, options: OPTIONS, strict: true });
 
 const NPM_HINT = npmHint('npm run setup', '--integration-key');
+
+/**
+ * An integration key given for the API Access Key: the likely mistake while replacing the key Zapier uses.
+ * It is the right key for Zapier, only of the wrong kind for the set-up; said before any call, since Svix's
+ * refusal would read as a key of the wrong account.
+ */
+const INTEGRATION_KEY_GIVEN =
+  'Give the set-up an API Access Key from the API Access page of your Svix dashboard, in the environment that ' +
+  'holds the Consumer App: this is an integration key (integsk_…), the kind Zapier connects with, and it works ' +
+  'inside one Consumer App only, so it cannot run the set-up. To replace it, run the set-up with an API Access ' +
+  'Key and --rotate-integration-key. Nothing was changed.';
 
 const KEY_MISSING =
   'The API Access Key is missing. Create one on the API Access page of your Svix dashboard, then either run ' +
@@ -101,6 +115,10 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     io.err(`${KEY_MISSING}${npmTookIt}\n\n${USAGE}`);
     return 2;
   }
+  if (isIntegrationKey(apiKey)) {
+    io.err(INTEGRATION_KEY_GIVEN);
+    return 2;
+  }
   const server = serverUrlFor(apiKey, values['server-url'], 'setup');
   if (!server.ok) {
     io.err(server.problem);
@@ -140,7 +158,12 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     io.out(`Consumer App ID: ${result.appId}`);
     if (result.endpointId) io.out(`Endpoint ID: ${result.endpointId}`);
     io.out('');
-    io.out("Next: send the auction service's support team two things, so it can send your auction events:");
+    // An app used as it was may already be the one the auction service sends to: nothing to send then.
+    io.out(
+      result.appCreated
+        ? "Next: send the auction service's support team two things, so it can send your auction events:"
+        : 'If the auction service does not send to this Consumer App yet, send its support team two things:',
+    );
     io.out(`  1. the Consumer App ID: ${result.appId}`);
     io.out(
       '  2. an API Access Key for them. Create a separate one on the API Access page of the Svix dashboard, named for the auction service, so you can revoke it without touching anything else; send it through a secure channel. (Your key is never shown here.)',
@@ -149,6 +172,10 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     for (const line of zapierKeyLines(result.integrationKey, result.appId)) io.out(line);
     return 0;
   } catch (error) {
+    if (error instanceof AppNotChosen) {
+      io.err(appNotChosenLines(error).join('\n'));
+      return 2;
+    }
     if (error instanceof ProviderFailure) {
       // Worded for the terminal (see Reader in provider/failures.ts).
       io.err(`Set-up stopped: ${error.message}`);
@@ -159,6 +186,14 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     throw error;
   }
 };
+
+/** Several Consumer Apps, none chosen: which there are, and how to choose. */
+const appNotChosenLines = ({ apps, more }: AppNotChosen): string[] => [
+  'Run the set-up again with --app-id and the ID of the Consumer App the auction service sends to (or with',
+  '--app-name NAME to make a new one): this environment has several, so the set-up chose none and changed nothing.',
+  ...apps.map((app) => `  ${app.id}  ${app.name}`),
+  ...(more ? ["  … and more: see Consumer Applications in Svix's dashboard."] : []),
+];
 
 /** What to connect Zapier with, as the set-up's run left it. */
 const zapierKeyLines = (outcome: IntegrationKeyOutcome | undefined, appId: string): string[] => {

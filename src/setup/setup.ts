@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ApplicationOut, EndpointOut } from '../provider/codecs';
+import { ApplicationOut, EndpointOut, ListResponseApplicationOut } from '../provider/codecs';
 import { EVENT_TYPE_NAME, ensureEventType } from '../provider/eventType';
 import { endpointUid } from '../provider/ids';
 import { ProviderClient, ProviderFailure } from './client';
@@ -7,15 +7,17 @@ import { ensureIntegrationKey, type IntegrationKeyOutcome } from './integrationK
 
 /**
  * The consumer's set-up steps of the published interface (§4), done once and
- * safely repeatable: create (or reuse) the Consumer App, register
- * AUCTION_STATUS_CHANGE with the published schema, and optionally add an
- * endpoint for a receiver that is not Zapier.
+ * safely repeatable: find (or, asked or when there is none, create) the
+ * Consumer App, register AUCTION_STATUS_CHANGE with the published schema, and
+ * optionally add an endpoint for a receiver that is not Zapier.
  */
 
+/** The name of the Consumer App the set-up makes in an environment that has none, without --app-name. */
 export const DEFAULT_APP_NAME = 'Auction Status Webhooks';
 
 export interface SetupOptions {
   client: ProviderClient;
+  /** Find the Consumer App of this name, or make it: the only way to make one beside others. */
   appName?: string;
   /** A Consumer App made already (in Svix's dashboard): used as it is, instead of one the set-up makes. */
   appId?: string;
@@ -26,10 +28,40 @@ export interface SetupOptions {
   say?: (line: string) => void;
 }
 
+/**
+ * How the set-up came to the Consumer App it used, for its output: an app the auction service already
+ * sends to must never be swapped for a new, empty one without anybody noticing.
+ */
+export type AppChoice =
+  /** Given with --app-id. */
+  | 'given'
+  /** Named with --app-name: found by that name, or made with it. */
+  | 'named'
+  /** The only Consumer App of the key's environment. */
+  | 'only'
+  /** Among several, the one an earlier run made with the default name. */
+  | 'made-before'
+  /** The environment had none: made with the default name. */
+  | 'none-existed';
+
+/** Several Consumer Apps, none given or named: the set-up does not guess, nor make another. */
+export class AppNotChosen extends Error {
+  constructor(
+    /** The first of them, with their names, for the person to choose from. */
+    readonly apps: readonly ApplicationOut[],
+    /** Whether there are more than those listed. */
+    readonly more: boolean,
+  ) {
+    super('Several Consumer Apps, and none chosen with --app-id or --app-name.');
+    this.name = 'AppNotChosen';
+  }
+}
+
 export interface SetupResult {
   appId: string;
   appName: string;
   appCreated: boolean;
+  appChoice: AppChoice;
   eventType: 'created' | 'updated' | 'unchanged';
   endpointId?: string;
   endpointCreated?: boolean;
@@ -58,6 +90,15 @@ const readApp = async (client: ProviderClient, appId: string): Promise<Applicati
   return client.decode(ApplicationOut, answer.body, action);
 };
 
+/** One page of the environment's Consumer Apps: an auction house's environment holds a few. */
+const APP_PAGE = 250;
+
+const listApps = async (client: ProviderClient) => {
+  const action = 'listing your Consumer Apps';
+  const answer = await client.call({ method: 'GET', path: '/api/v1/app', query: { limit: String(APP_PAGE) }, action });
+  return client.decode(ListResponseApplicationOut, answer.body, action);
+};
+
 const ensureApp = async (client: ProviderClient, name: string) => {
   const action = 'creating your Consumer App';
   const answer = await client.call({
@@ -79,7 +120,8 @@ const registerEventType = async (client: ProviderClient): Promise<SetupResult['e
       kind: 'error',
       code: 'ProviderForbidden',
       status: 403,
-      message: `This key may not register the ${EVENT_TYPE_NAME} event type (403). Run the set-up with an API Access Key of the Svix account that owns the Consumer App (an integration key cannot do this).`,
+      message: `Run the set-up with an API Access Key from the API Access page of the environment that holds the Consumer App: this key may not register the ${EVENT_TYPE_NAME} event type.`,
+      log: 'Svix answered 403 while registering the event type.',
     });
   }
   // An archived one is brought back with the published schema: an update.
@@ -110,13 +152,45 @@ const ensureEndpoint = async (client: ProviderClient, appId: string, url: string
   return { endpoint: client.decode(EndpointOut, existing.body, action), created: false };
 };
 
+/**
+ * The Consumer App to use: the one given, or named (found, or made with that name); else the environment's only
+ * one, or, among several, the one an earlier run made; a new one only when there is none. Making a second app
+ * unasked would leave the auction service sending to the first, and every Zap on the new one waiting for nothing.
+ */
+const chooseApp = async (
+  client: ProviderClient,
+  options: Pick<SetupOptions, 'appId' | 'appName'>,
+): Promise<{ app: ApplicationOut; created: boolean; choice: AppChoice }> => {
+  if (options.appId) return { app: await readApp(client, options.appId), created: false, choice: 'given' };
+  const named = options.appName?.trim();
+  if (named) return { ...(await ensureApp(client, named)), choice: 'named' };
+  const listed = await listApps(client);
+  const [only] = listed.data;
+  if (only === undefined) return { ...(await ensureApp(client, DEFAULT_APP_NAME)), choice: 'none-existed' };
+  if (listed.data.length === 1 && listed.done) return { app: only, created: false, choice: 'only' };
+  const madeBefore = listed.data.find((app) => app.uid === appUidFor(DEFAULT_APP_NAME));
+  if (madeBefore) return { app: madeBefore, created: false, choice: 'made-before' };
+  throw new AppNotChosen(listed.data.slice(0, 10), listed.data.length > 10 || !listed.done);
+};
+
+/** What the set-up says about the Consumer App it used. */
+const APP_LINES: Record<AppChoice, (app: ApplicationOut, created: boolean) => string> = {
+  given: (app) => `Using the Consumer App "${app.name}" (${app.id}), given with --app-id.`,
+  named: (app, created) =>
+    created
+      ? `Created the Consumer App "${app.name}" (${app.id}), named with --app-name.`
+      : `Using the Consumer App "${app.name}" (${app.id}), found by the name given with --app-name.`,
+  only: (app) => `Using the Consumer App "${app.name}" (${app.id}), the only one in this environment.`,
+  'made-before': (app) =>
+    `Using the Consumer App "${app.name}" (${app.id}), which an earlier run of the set-up made (--app-id chooses another).`,
+  'none-existed': (app) =>
+    `Created the Consumer App "${app.name}" (${app.id}), as this environment had none (--app-name names it).`,
+};
+
 export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
   const say = options.say ?? (() => undefined);
-  const name = options.appName?.trim() || DEFAULT_APP_NAME;
-  const { app, created } = options.appId
-    ? { app: await readApp(options.client, options.appId), created: false }
-    : await ensureApp(options.client, name);
-  say(`${created ? 'Created' : 'Using'} the Consumer App "${app.name}" (${app.id}).`);
+  const { app, created, choice } = await chooseApp(options.client, options);
+  say(APP_LINES[choice](app, created));
   const eventType = await registerEventType(options.client);
   say(
     {
@@ -125,7 +199,7 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
       unchanged: 'The AUCTION_STATUS_CHANGE event type is already registered with the published schema.',
     }[eventType],
   );
-  const result: SetupResult = { appId: app.id, appName: app.name, appCreated: created, eventType };
+  const result: SetupResult = { appId: app.id, appName: app.name, appCreated: created, appChoice: choice, eventType };
   if (options.endpointUrl) {
     const { endpoint, created: endpointCreated } = await ensureEndpoint(options.client, app.id, options.endpointUrl);
     say(`${endpointCreated ? 'Added' : 'Reusing'} the endpoint for your receiver. Endpoint ID: ${endpoint.id}`);

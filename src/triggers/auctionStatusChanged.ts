@@ -127,12 +127,17 @@ export const operationsFor = (runtime: Runtime) => {
     return read.filters;
   };
 
+  /**
+   * Test trigger: the Consumer App's real recent events, as perform maps them. With none, an empty list, never the
+   * built-in sample dressed as an event: the Zap editor then says it found none and offers to skip the test, and
+   * only a skipped test uses the sample (Zapier's check D006 and its sample-data guide).
+   */
   const performList = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {
     const filters = filtersOf(z, bundle);
     await checkZapEndpoint(callerOf(z, bundle, 'zap-editor'), bundle.subscribeData, bundle.targetUrl);
     const { items, firstProblem } = await recentEvents(z, bundle);
     if (items.length === 0 && firstProblem !== undefined) throw new z.errors.Error(firstProblem, 'InvalidPayload', 400);
-    return items.length === 0 ? [auctionStatusChangedSample] : items.filter((item) => passesFilters(item, filters));
+    return items.filter((item) => passesFilters(item, filters));
   };
 
   /** Labels for the extra fields the auction service sent lately; anything that goes wrong gives none. */

@@ -52,7 +52,7 @@ export const recentAuctioneers = defineTrigger({
     perform: listAuctioneers,
     sample: {
       id: '0e7c2f44-3b8e-4f6d-a1d2-9c5b8e7a4f20',
-      name: '0e7c2f44-3b8e-4f6d-a1d2-9c5b8e7a4f20 (last event 22 Nov 2026, 09:30 UTC)',
+      name: '0e7c2f44-3b8e-4f6d-a1d2-9c5b8e7a4f20 (no name sent, last event 22 Nov 2026, 09:30 UTC)',
     },
     outputFields: choiceOutputFields,
   },

@@ -190,6 +190,7 @@ describe('the built package, as Zapier runs it', () => {
     await expect(results('authentication.test', {})).resolves.toEqual({
       id: authData.appId,
       name: 'Built Package House',
+      label: `Built Package House (app_…${authData.appId.slice(-4)})`,
     });
   });
 

@@ -72,7 +72,11 @@ describe("the README's section on Zapier's CLI", () => {
   });
 
   it('invoke auth test: the connection reaches the sandbox’s Consumer App', async () => {
-    await expect(invoke(COMMANDS.authTest)).resolves.toEqual({ id: SANDBOX_APP_ID, name: 'Sandbox Auction House' });
+    await expect(invoke(COMMANDS.authTest)).resolves.toEqual({
+      id: SANDBOX_APP_ID,
+      name: 'Sandbox Auction House',
+      label: `Sandbox Auction House (app_…${SANDBOX_APP_ID.slice(-4)})`,
+    });
   }, 150_000);
 
   it('invoke trigger: the Consumer App’s recent auction events, as a Zap receives them', async () => {

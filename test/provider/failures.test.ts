@@ -23,7 +23,7 @@ describe('provider errors become plain-English platform errors', () => {
       422,
       { detail: [{ loc: ['body', 'name'], msg: 'field required', type: 'value_error.missing' }] },
       'ProviderInvalidData',
-      /^Check the connection's fields \(name\)/,
+      /^Show this to whoever set up your Consumer App in Svix: Svix did not accept what was sent while reading your Consumer App\.$/,
     ],
     [
       500,
@@ -42,6 +42,15 @@ describe('provider errors become plain-English platform errors', () => {
     expect(refused.message).not.toMatch(/<html>/);
     // The status is for the log, not for the person.
     expect(refused.message).not.toContain(String(status));
+  });
+
+  it("puts the fields Svix names in a 422 in the log: they are the request's, which nobody in Zapier typed", () => {
+    const body = { detail: [{ loc: ['body', 'url'], msg: 'invalid url', type: 'value_error' }] };
+    for (const reader of ['zap-editor', 'zap-run', 'setup'] as const) {
+      const failed = describeStatus(422, body, { action: "creating this Zap's endpoint", reader });
+      expect(failed.log).toBe("Svix answered 422 while creating this Zap's endpoint (fields: url).");
+      expect(failed.message).not.toMatch(/\burl\b|fields/);
+    }
   });
 
   it('puts the status, the provider code and Retry-After in the log, never in the message', () => {
@@ -138,7 +147,7 @@ describe("Svix's error bodies as its server writes them (error.rs) give the righ
     expect(refused.log).toBe("Svix answered 500 while creating this Zap's endpoint.");
   });
 
-  it('422 with a detail list: the fields it names, never their values', () => {
+  it('422 with a detail list: the fields it names go to the log (nobody in Zapier typed them), never their values', () => {
     const body = {
       detail: [
         {
@@ -149,7 +158,8 @@ describe("Svix's error bodies as its server writes them (error.rs) give the righ
       ],
     };
     const refused = describeStatus(422, body, context);
-    expect(refused.message).toMatch(/^Check the connection's fields \(eventTypes\)/);
-    expect(refused.message).not.toContain('SECRET_VALUE');
+    expect(refused.message).toMatch(/^Show this to whoever set up your Consumer App in Svix: Svix did not accept/);
+    expect(refused.log).toContain('(fields: eventTypes)');
+    expect(`${refused.message} ${refused.log}`).not.toContain('SECRET_VALUE');
   });
 });

@@ -69,6 +69,8 @@ describe('integrations', () => {
     expect(zapier.id).toMatch(/^integ_[A-Za-z0-9]{27}$/);
     expect(zapier.createdAt.getTime() - (timeOfProviderId(zapier.id) ?? 0)).toBeLessThan(4);
     expect(zapier.featureFlags).toBeUndefined();
+    // Ids made in one 4 ms slot list in the order of their random part, as Svix's do: the next one in a later slot.
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const flagged = await account.integration.create(app.id, { name: 'Flagged', featureFlags: ['beta'] });
     expect(flagged.featureFlags).toEqual(['beta']);
     expect(

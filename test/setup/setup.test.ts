@@ -5,7 +5,8 @@ import { unusedPort } from '../../src/sandbox/net';
 import { ProviderClient } from '../../src/setup/client';
 import { QuestionStopped } from '../../src/cli/askHidden';
 import { main, type CliIo } from '../../src/setup/cli';
-import { appUidFor, runSetup } from '../../src/setup/setup';
+import { appUidFor, DEFAULT_APP_NAME, runSetup } from '../../src/setup/setup';
+import { scripts } from '../../package.json';
 
 /** The consumer set-up (published interface §4) against the provider emulator. */
 
@@ -99,7 +100,7 @@ describe('runSetup', () => {
     const made = await new Svix(KEY, { serverUrl: url }).application.create({ name: 'Made By Hand' });
     const result = await run(['--server-url', url, '--app-id', made.id, '--integration-key'], { SVIX_API_KEY: KEY });
     expect(result.code).toBe(0);
-    expect(result.out).toContain(`Using the Consumer App "Made By Hand" (${made.id}).`);
+    expect(result.out).toContain(`Using the Consumer App "Made By Hand" (${made.id}), given with --app-id.`);
     expect(result.out).toContain(`Consumer App ID: ${made.id}`);
     expect(emulator.stats().apps).toBe(1);
     const unknown = await run(['--server-url', url, '--app-id', 'app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9'], {
@@ -116,6 +117,105 @@ describe('runSetup', () => {
     const result = await runSetup({ client: client() });
     expect(result.endpointId).toBeUndefined();
     expect(emulator.stats().endpoints).toBe(0);
+  });
+});
+
+describe('which Consumer App the set-up uses: never a second one unasked, and it says which', () => {
+  const svix = () => new Svix(KEY, { serverUrl: url });
+
+  it("uses the environment's only Consumer App without --app-id, makes none, and does not ask to send its ID again", async () => {
+    await start();
+    const existing = await svix().application.create({ name: 'Harbour Street Auctions' });
+    const result = await run(['--server-url', url, '--integration-key'], { SVIX_API_KEY: KEY });
+    expect(result.code).toBe(0);
+    expect(result.out).toContain(
+      `Using the Consumer App "Harbour Street Auctions" (${existing.id}), the only one in this environment.`,
+    );
+    expect(result.out).toContain(`Consumer App ID: ${existing.id}`);
+    expect(result.out).not.toMatch(/Created the Consumer App/);
+    expect(result.out).toMatch(/If the auction service does not send to this Consumer App yet, send its support team/);
+    expect(emulator.stats().apps).toBe(1);
+  });
+
+  it('makes one, with the default name, only when the environment has none, and then asks to send its ID', async () => {
+    await start();
+    const result = await run(['--server-url', url], { SVIX_API_KEY: KEY });
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(
+      /Created the Consumer App "Auction Status Webhooks" \(app_\w{27}\), as this environment had none \(--app-name names it\)\./,
+    );
+    expect(result.out).toMatch(/Next: send the auction service's support team two things/);
+    expect(emulator.stats().apps).toBe(1);
+    // Run again, it finds the same one.
+    expect((await run(['--server-url', url], { SVIX_API_KEY: KEY })).out).toMatch(/the only one in this environment/);
+    expect(emulator.stats().apps).toBe(1);
+  });
+
+  it('among several, stops without --app-id, listing them, and changes nothing', async () => {
+    await start();
+    const harbour = await svix().application.create({ name: 'Harbour Street Auctions' });
+    const northgate = await svix().application.create({ name: 'Northgate Sales' });
+    const result = await run(['--server-url', url, '--integration-key'], { SVIX_API_KEY: KEY });
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(/^Run the set-up again with --app-id/);
+    expect(result.err).toContain(`${harbour.id}  Harbour Street Auctions`);
+    expect(result.err).toContain(`${northgate.id}  Northgate Sales`);
+    expect(emulator.stats()).toMatchObject({ apps: 2, eventTypes: 0 });
+    expect(await svix().integration.list(harbour.id)).toMatchObject({ data: [] });
+  });
+
+  it('among several, uses the one an earlier run made; --app-name makes another only when asked', async () => {
+    await start();
+    await svix().application.create({ name: 'Other Webhooks' });
+    const made = await runSetup({ client: client(), appName: DEFAULT_APP_NAME });
+    const again = await run(['--server-url', url], { SVIX_API_KEY: KEY });
+    expect(again.code).toBe(0);
+    expect(again.out).toContain(`Using the Consumer App "${DEFAULT_APP_NAME}" (${made.appId}), which an earlier run`);
+    const asked = await run(['--server-url', url, '--app-name', 'Harbour Street Auctions'], { SVIX_API_KEY: KEY });
+    expect(asked.out).toMatch(
+      /Created the Consumer App "Harbour Street Auctions" \(app_\w{27}\), named with --app-name\./,
+    );
+    expect(emulator.stats().apps).toBe(3);
+  });
+
+  it('is run by npm without exec, which the shell of Windows does not have', () => {
+    expect(scripts.setup).not.toMatch(/\bexec\b/);
+    // Each step is a plain `node` command, which cmd.exe and sh both run.
+    for (const step of scripts.setup.split('&&')) expect(step.trim()).toMatch(/^node [\w./-]+$/);
+  });
+});
+
+describe('an integration key given to the set-up', () => {
+  it('is named as the wrong kind of key, not a key of the wrong account, before any call', async () => {
+    await start();
+    const result = await run(['--server-url', url, '--rotate-integration-key'], {
+      SVIX_API_KEY: 'integsk_aGivenIntegrationKeyForZapier',
+    });
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(/^Give the set-up an API Access Key/);
+    expect(result.err).toMatch(/this is an integration key \(integsk_…\), the kind Zapier connects with/);
+    expect(result.err).toMatch(/--rotate-integration-key/);
+    expect(result.err).not.toMatch(/account that owns|another account|wrong account/);
+    expect(`${result.out}${result.err}`).not.toContain('aGivenIntegrationKeyForZapier');
+    expect(emulator.stats().requests).toBe(0);
+  });
+
+  it('a key Svix refuses to register the event type with is for the environment, not the account', async () => {
+    await start({
+      fault: ({ method, path }) =>
+        method === 'POST' && path === '/api/v1/event-type'
+          ? {
+              kind: 'reply',
+              status: 403,
+              body: '{"code":"insufficient access","detail":"x"}',
+              headers: { 'content-type': 'application/json' },
+            }
+          : undefined,
+    });
+    const result = await run(['--server-url', url], { SVIX_API_KEY: KEY });
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/^Set-up stopped: Run the set-up with an API Access Key from the API Access page/);
+    expect(result.err).not.toMatch(/account that owns/);
   });
 });
 

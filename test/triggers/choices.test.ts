@@ -60,7 +60,7 @@ describe('the statuses dropdown', () => {
 });
 
 describe('the auctioneers dropdown', () => {
-  it('offers each auctioneer seen recently once, with when they were last seen', async () => {
+  it('offers each auctioneer seen recently once, with when they were last seen, saying when no name was sent', async () => {
     log([
       message(NORTHGATE, 'LOTS_SOLD', '2026-11-22T12:05:00Z'),
       message(HARBOUR, 'OPEN_FOR_BIDDING', '2026-11-22T11:00:00Z'),
@@ -68,8 +68,8 @@ describe('the auctioneers dropdown', () => {
       message(HARBOUR, 'DRAFT', '2026-11-20T09:00:00Z', 'SOMETHING_ELSE'),
     ]);
     await expect(appTester(choiceOperations.listAuctioneers, { authData })).resolves.toEqual([
-      { id: NORTHGATE, name: `${NORTHGATE} (last event 22 Nov 2026, 12:05 UTC)` },
-      { id: HARBOUR, name: `${HARBOUR} (last event 22 Nov 2026, 11:00 UTC)` },
+      { id: NORTHGATE, name: `${NORTHGATE} (no name sent, last event 22 Nov 2026, 12:05 UTC)` },
+      { id: HARBOUR, name: `${HARBOUR} (no name sent, last event 22 Nov 2026, 11:00 UTC)` },
     ]);
   });
 
@@ -93,7 +93,19 @@ describe('the auctioneers dropdown', () => {
     ]);
     await expect(appTester(choiceOperations.listAuctioneers, { authData })).resolves.toEqual([
       { id: HARBOUR, name: 'Harbour Street Auctions (0e7c2f44…, last event 22 Nov 2026, 12:00 UTC)' },
-      { id: NORTHGATE, name: `${NORTHGATE} (last event 22 Nov 2026, 11:00 UTC)` },
+      { id: NORTHGATE, name: `${NORTHGATE} (no name sent, last event 22 Nov 2026, 11:00 UTC)` },
+    ]);
+  });
+
+  it('names an auctioneer from a plain auctioneerName the service may send too, the newest name winning', async () => {
+    const renamed = message(HARBOUR, 'LOTS_SOLD', '2026-11-22T12:00:00Z');
+    const earlier = message(HARBOUR, 'DRAFT', '2026-11-21T12:00:00Z');
+    log([
+      { ...renamed, payload: { ...renamed.payload, auctioneerName: ' Harbour & Sons ' } },
+      { ...earlier, payload: { ...earlier.payload, auctioneerName: 'Harbour Street Auctions' } },
+    ]);
+    await expect(appTester(choiceOperations.listAuctioneers, { authData })).resolves.toEqual([
+      { id: HARBOUR, name: 'Harbour & Sons (0e7c2f44…, last event 22 Nov 2026, 12:00 UTC)' },
     ]);
   });
 
@@ -104,6 +116,11 @@ describe('the auctioneers dropdown', () => {
     );
     expect(auctioneer).toMatchObject({ dynamic: 'recent_auctioneers.id.name' });
     expect(recentAuctioneers.display.hidden).toBe(true);
+    // Nobody is asked to type an ID (requirements §4.2.1, check D004); the help says where a bare UUID leads.
+    const help = typeof auctioneer === 'object' && 'helpText' in auctioneer ? String(auctioneer.helpText) : '';
+    expect(help).not.toMatch(/paste|type/i);
+    expect(help).toMatch(/by name where the auction service sends one, otherwise by UUID/);
+    expect(help).toMatch(/ask the auction service's support team whose it is/);
   });
 
   it('writes times briefly, in UTC', () => {

@@ -75,7 +75,7 @@ describe('perform (a live delivery)', () => {
     const tooOld = minutesAgo(SIGNING_WINDOW.maxAgeSeconds / 60 + 1);
     const refused = await failure(run(signedRequest(body, { at: tooOld })));
     expect(refused.name).toBe('HaltedError');
-    expect(refused.message).toMatch(/this delivery was signed over 7 days ago/);
+    expect(refused.message).toMatch(/this delivery was sent over 7 days ago/);
     // Every delivery inside the window finds the claim of an earlier one.
     expect(CLAIM_TTL_SECONDS).toBeGreaterThan(SIGNING_WINDOW.maxAgeSeconds);
   });
@@ -94,7 +94,7 @@ describe('perform (a live delivery)', () => {
     // on a frozen clock, is in test/reliability/hostileInput.test.ts).
     const refused = await failure(run(signedRequest(body, { at: new Date(Date.now() + 10 * 60_000) })));
     expect(refused.name).toBe('HaltedError');
-    expect(refused.message).toMatch(/more than 5 minutes ahead/);
+    expect(refused.message).toMatch(/more than 5 minutes in the future/);
   });
 
   it.each([
@@ -144,7 +144,7 @@ describe('perform (a live delivery)', () => {
   it('halts on a request that has no body', async () => {
     const refused = await failure(zapier().perform({ authData, subscribeData: subscription, rawRequest: {} }));
     expect(refused.name).toBe('HaltedError');
-    expect(refused.message).toMatch(/had no body/);
+    expect(refused.message).toMatch(/an empty request reached this Zap's address/);
   });
 
   it('names the field of a payload that does not decode, never its value, as an error', async () => {
@@ -167,7 +167,7 @@ describe('perform (a live delivery)', () => {
   it('reports a body that is not JSON in plain words', async () => {
     const refused = await failure(run(signedRequest('<html>not json</html>')));
     expect(refused.code).toBe('InvalidPayload');
-    expect(refused.message).toMatch(/body is not JSON/);
+    expect(refused.message).toMatch(/its content is not JSON/);
   });
 
   it('applies the statuses filter case-insensitively', async () => {

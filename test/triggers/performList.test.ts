@@ -57,10 +57,20 @@ describe('performList (the Zap editor\'s "Test trigger")', () => {
     scope.done();
   });
 
-  it('returns the static sample when the message log has none', async () => {
+  it('returns no event when the message log has none: the built-in sample is never shown as a real event', async () => {
+    // Zapier's editor then says it found no auction and offers to skip the test; a skipped test uses the
+    // trigger's sample, which Zapier marks as such (check D006, and its guide to sample data).
     const scope = nock(PROVIDER).get(listPath).query(query).reply(200, { data: [], iterator: null, done: true });
-    await expect(appTester(performList, { authData })).resolves.toEqual([auctionStatusChangedSample]);
+    await expect(appTester(performList, { authData })).resolves.toEqual([]);
     scope.done();
+  });
+
+  it('returns no event when the filters leave none, rather than an event the Zap would not run for', async () => {
+    nock(PROVIDER)
+      .get(listPath)
+      .query(query)
+      .reply(200, { data: [message('only', 'CLOSED', '2026-11-22T12:00:00Z')], iterator: null, done: true });
+    await expect(appTester(performList, { authData, inputData: { statuses: ['draft'] } })).resolves.toEqual([]);
   });
 
   it('applies the filters', async () => {
@@ -130,9 +140,8 @@ describe('performList (the Zap editor\'s "Test trigger")', () => {
           .get(listPath)
           .query(query)
           .reply(200, { data: [], iterator: null, done: true });
-        await expect(appTester(performList, { authData, subscribeData })).resolves.toEqual([
-          auctionStatusChangedSample,
-        ]);
+        // No events yet: an empty list, not the built-in example dressed as one.
+        await expect(appTester(performList, { authData, subscribeData })).resolves.toEqual([]);
         scope.done();
       }
     });

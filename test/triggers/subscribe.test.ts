@@ -147,7 +147,7 @@ describe('performSubscribe', () => {
     },
   );
 
-  it('names the field when the provider refuses the endpoint for another reason (the event type exists), blaming no pacing', async () => {
+  it('says whom to show it to when the provider refuses the endpoint for another reason (the event type exists)', async () => {
     const invalidUrl = { detail: [{ loc: ['body', 'url'], msg: 'invalid url', type: 'value_error' }] };
     const scope = nock(PROVIDER)
       .post(endpointPath, endpointBody)
@@ -156,7 +156,9 @@ describe('performSubscribe', () => {
       .reply(200, eventTypeOut);
     const refused = await failure(subscribe());
     expect(refused.code).toBe('ProviderInvalidData');
-    expect(refused.message).toMatch(/^Check the connection's fields \(url\)/);
+    // The field Svix names (url: Zapier's address for the Zap) is for the log: nobody typed it.
+    expect(refused.message).toMatch(/^Show this to whoever set up your Consumer App in Svix: Svix did not accept/);
+    expect(refused.message).not.toMatch(/\burl\b/);
     scope.done();
     expect(appLog()).not.toMatch(/throttl|pacing/i);
   });
@@ -200,7 +202,7 @@ describe('performSubscribe', () => {
     const refused = await failure(subscribe());
     expect(refused.code).toBe('EventTypeArchived');
     expect(refused.message).toBe(EVENT_TYPE_ARCHIVED);
-    expect(refused.message).toMatch(/^Ask the owner of your Svix account to un-archive AUCTION_STATUS_CHANGE/);
+    expect(refused.message).toMatch(/^Ask whoever owns your Svix account to un-archive the AUCTION_STATUS_CHANGE event type/);
     expect(refused.message.length).toBeLessThanOrEqual(250);
     scope.done();
   });
