@@ -23,6 +23,10 @@ export const CLAIM_TTL_SECONDS = SIGNING_WINDOW.maxAgeSeconds + CLOCK_ALLOWANCE_
 export const isTooOldToRemember = (occurredAtMs: number, nowMs: number): boolean =>
   occurredAtMs < nowMs - SIGNING_WINDOW.maxAgeSeconds * 1000;
 
+/** A delivery's last fifth of its time (5 s of 25) is its claim's: its checks end before it, so every claim is tried
+ * (one that is not may run a copy another delivery runs too). */
+export const CLAIM_SHARE = 0.2;
+
 export const claimKey = (endpointId: string, messageId: string): string => `seen:${endpointId}:${messageId}`;
 
 /** Learn whether the cache honours `nx`; read the key first (a cache that does not); write it with `nx`; read back

@@ -1,11 +1,15 @@
 import { isRight } from 'fp-ts/Either';
 import * as t from 'io-ts';
 import { SubscribeData } from '../models/inbound';
-import type { Caller } from './request';
+import type { Bundle, ZObject } from 'zapier-platform-core';
+import { MESSAGES } from '../messages';
+import { probeNx } from './cache';
+import { callerOf, ioOf, raise, type Caller } from './request';
 import {
   ACTIONS,
   CREATE_ENDPOINT,
   createEndpoint,
+  deleteEndpoint,
   endpointIsReady,
   findEndpoint,
   getEndpoint,
@@ -17,7 +21,6 @@ import {
 import { EVENT_TYPE_NAME, ensureEventType } from './eventType';
 import { describeStatus, invalidFields } from './failures';
 import { endpointUid, isEndpointId } from './ids';
-import { raise } from './request';
 
 /** The endpoint a Zap adds to the Consumer App when it is turned on. */
 
@@ -135,4 +138,21 @@ export const subscribeEndpoint = async (
     if (restored.kind === 'refused') refused(restored, ACTIONS.restoreEndpoint);
   }
   return { id: existing.id, secret: await getEndpointSecret(caller, existing.id) };
+};
+
+/** A Zap turned on (performSubscribe): its endpoint, the time it was checked, and whether z.cache honours `nx`. */
+export const subscribeZap = async (z: ZObject, bundle: Bundle, now: number): Promise<SubscribeData> => {
+  const caller = callerOf(z, bundle, 'zap-editor');
+  if (!bundle.targetUrl) throw new z.errors.Error(MESSAGES.missingTargetUrl, 'MissingTargetUrl', 400);
+  const zap = ZapMeta.decode(bundle.meta?.zap);
+  const endpoint = await subscribeEndpoint(caller, bundle.targetUrl, isRight(zap) ? zap.right : undefined);
+  // Learnt once here, so that deliveries claim a message in one round trip.
+  const cacheHonoursNx = await probeNx(ioOf(z));
+  return { ...endpoint, checkedAt: now, ...(cacheHonoursNx === undefined ? {} : { cacheHonoursNx }) };
+};
+
+/** A Zap turned off (performUnsubscribe): its endpoint deleted, if it has one. */
+export const unsubscribeZap = async (z: ZObject, bundle: Bundle): Promise<{ removed: boolean }> => {
+  const id = zapEndpointOf(bundle.subscribeData, bundle.targetUrl);
+  return { removed: id ? (await deleteEndpoint(callerOf(z, bundle, 'zap-editor'), id)) === 'deleted' : false };
 };

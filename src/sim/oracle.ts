@@ -98,7 +98,7 @@ export const judge = (run: Judged): Outcome => {
     const [runs, tried] = [runsOf.get(message.id) ?? [], performsOf.get(message.id) ?? []];
     // A run whose claim z.cache left unsettled in its time ran unclaimed: a possible duplicate, stated as such.
     const extra = Math.max(0, runs.length - 1);
-    const doubled = Math.min(extra, Math.max(0, runs.filter(claimSettled).length - 1));
+    const doubled = Math.min(extra, Math.max(0, runs.filter((run) => !claimUnsettled(run)).length - 1));
     tally.unclaimed += extra - doubled;
     if (doubled > 0) fail('doubled', doubled, `run ${runs.length} times`, tried, message);
     if (runs.length > 0) continue;
@@ -155,13 +155,15 @@ export const withinMemory = (runtime: Runtime): boolean => {
 /** A call on a message's claim, answered within its delivery's time. */
 const claimCall = ({ start }: PerformRecord, call: CacheCall) =>
   call.key.startsWith('seen:') && call.end <= start + requestSettings.operationBudgetMs;
-/** A claim settled in its time: a set that stored it or said the key exists, or a read of its holder. */
-const claimSettled = (perform: PerformRecord) =>
-  perform.cacheCalls.some(
-    (call) =>
-      claimCall(perform, call) &&
-      (call.method === 'set' ? typeof call.answer === 'boolean' : typeof call.answer === 'string'),
-  );
+/** A claim z.cache left unsettled in its time: tried (its probe of nx counts), and no set that stored it or said the
+ * key exists, nor a read of its holder, answered in time. */
+const claimUnsettled = (perform: PerformRecord) => {
+  const calls = perform.cacheCalls.filter((call) => /^(seen|nx-probe):/.test(call.key));
+  const settles = (call: CacheCall) =>
+    claimCall(perform, call) &&
+    (call.method === 'set' ? typeof call.answer === 'boolean' : typeof call.answer === 'string');
+  return calls.length > 0 && !calls.some(settles);
+};
 /** A perform whose claim was stored but answered as held (core's retry met its own write), with no read of whose it
  * is in its time: it cannot tell its claim from another's, and does not run. */
 const claimedUnread = (perform: PerformRecord) =>

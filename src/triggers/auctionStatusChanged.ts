@@ -1,8 +1,8 @@
 import { isRight } from 'fp-ts/Either';
 import { defineTrigger, type Bundle, type ZObject } from 'zapier-platform-core';
-import { claimKey, isTooOldToRemember, SIGNING_WINDOW } from '../delivery/claim';
+import { CLAIM_SHARE, claimKey, isTooOldToRemember, SIGNING_WINDOW } from '../delivery/claim';
 import { claimOnce, verify, type Verdict } from '../delivery/driver';
-import { probeNx, withinDeadline } from '../provider/cache';
+import { withinDeadline } from '../provider/cache';
 import type { Runtime } from '../delivery/runtime';
 import {
   auctionStatusChangedOutputFields,
@@ -17,13 +17,12 @@ import { decodePayload, parseBody, type PayloadResult } from '../fields/payload'
 import type { OutputField } from '../fields/zapFields';
 import { MESSAGES, refusalMessage, unreadableFilter, type DeliveryRefusal } from '../messages';
 import { RawRequest, SubscribeData } from '../models/inbound';
-import { deleteEndpoint } from '../provider/api';
 import { connectionScope } from '../provider/connection';
 import { isMessageId } from '../provider/ids';
 import { timeOfProviderId } from '../provider/ksuid';
 import { callerOf, halt, ioOf, requestSettings, type Caller, type Io } from '../provider/request';
 import { checkEnvelope, signatureCount, signer, signingHeaders } from '../provider/signature';
-import { checkZapEndpoint, subscribeEndpoint, ZapMeta, zapEndpointOf } from '../provider/zapEndpoint';
+import { checkZapEndpoint, subscribeZap, unsubscribeZap } from '../provider/zapEndpoint';
 import { recentAuctioneers, recentStatuses } from './choices';
 import { passesFilters, readFilters, type Filters } from '../fields/filters';
 import { isOutdated, recordNewest } from './outdated';
@@ -40,21 +39,7 @@ const refuse = (io: Pick<Io, 'errors'>, why: DeliveryRefusal): never => halt(io,
 export type DeliveryBundle = Pick<Bundle, 'authData' | 'inputData' | 'rawRequest' | 'subscribeData'>;
 
 export const operationsFor = (runtime: Runtime) => {
-  const performSubscribe = async (z: ZObject, bundle: Bundle): Promise<SubscribeData> => {
-    const caller = callerOf(z, bundle, 'zap-editor');
-    if (!bundle.targetUrl) throw new z.errors.Error(MESSAGES.missingTargetUrl, 'MissingTargetUrl', 400);
-    const zap = ZapMeta.decode(bundle.meta?.zap);
-    const endpoint = await subscribeEndpoint(caller, bundle.targetUrl, isRight(zap) ? zap.right : undefined);
-    const checkedAt = runtime.clock.now();
-    // Learnt once here, so that deliveries claim a message in one round trip.
-    const cacheHonoursNx = await probeNx(ioOf(z));
-    return { ...endpoint, checkedAt, ...(cacheHonoursNx === undefined ? {} : { cacheHonoursNx }) };
-  };
-
-  const performUnsubscribe = async (z: ZObject, bundle: Bundle): Promise<{ removed: boolean }> => {
-    const id = zapEndpointOf(bundle.subscribeData, bundle.targetUrl);
-    return { removed: id ? (await deleteEndpoint(callerOf(z, bundle, 'zap-editor'), id)) === 'deleted' : false };
-  };
+  const performSubscribe = (z: ZObject, bundle: Bundle) => subscribeZap(z, bundle, runtime.clock.now());
 
   type Items = AuctionStatusChangedItem[] | Promise<AuctionStatusChangedItem[]>;
   /**
@@ -80,7 +65,8 @@ export const operationsFor = (runtime: Runtime) => {
     const sub = { id: zap.right.id, secret, checkedAt, key };
     const signatures = signatureCount(signature);
     const signedWith = signer(id, timestamp, signature, content);
-    const delivery = { id, createdAt, signedAt: seconds * 1000, signatures, signedWith, arrivedAt, deadline };
+    const checkBy = deadline - requestSettings.operationBudgetMs * CLAIM_SHARE;
+    const delivery = { id, createdAt, signedAt: seconds * 1000, signatures, signedWith, arrivedAt, deadline: checkBy };
     // One caller, and so one deadline (counted from the start, waits included), for every provider call.
     let caller: Caller | undefined;
     const callerFor = () => (caller ??= callerOf(io, bundle, 'zap-run', arrivedAt, runtime.clock.now));
@@ -147,11 +133,11 @@ export const operationsFor = (runtime: Runtime) => {
       () => [],
     );
 
-  return { performSubscribe, performUnsubscribe, perform, deliver, performList, extraOutputFields };
+  return { performSubscribe, performUnsubscribe: unsubscribeZap, perform, deliver, performList, extraOutputFields };
 };
 
 export const auctionStatusChanged = (runtime: Runtime) => {
-  const { performSubscribe, performUnsubscribe, perform, performList, extraOutputFields } = operationsFor(runtime);
+  const { performSubscribe, perform, performList, extraOutputFields } = operationsFor(runtime);
   const inputFields = auctionStatusChangedInputFields({
     statuses: recentStatuses.key,
     auctioneers: recentAuctioneers.key,
@@ -169,7 +155,7 @@ export const auctionStatusChanged = (runtime: Runtime) => {
       type: 'hook',
       inputFields,
       performSubscribe,
-      performUnsubscribe,
+      performUnsubscribe: unsubscribeZap,
       perform,
       performList,
       sample: auctionStatusChangedSample,
