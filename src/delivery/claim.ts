@@ -23,9 +23,9 @@ export const CLAIM_TTL_SECONDS = SIGNING_WINDOW.maxAgeSeconds + CLOCK_ALLOWANCE_
 export const isTooOldToRemember = (occurredAtMs: number, nowMs: number): boolean =>
   occurredAtMs < nowMs - SIGNING_WINDOW.maxAgeSeconds * 1000;
 
-/** A delivery's last fifth of its time (5 s of 25) is its claim's: its checks end before it, so every claim is tried
- * (one that is not may run a copy another delivery runs too). */
-export const CLAIM_SHARE = 0.2;
+/** A claim has at least this long, though its delivery's checks took all its time: one never tried may run a copy
+ * another delivery runs too. Zapier's 30 s still hold: 25 s for the delivery, then this. */
+export const CLAIM_MIN_MS = 1_500;
 
 export const claimKey = (endpointId: string, messageId: string): string => `seen:${endpointId}:${messageId}`;
 

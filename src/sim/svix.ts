@@ -4,6 +4,7 @@ import { encodeKsuidMs } from '../provider/ksuid';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
 import type { Random } from './random';
 import type { Scheduler } from './scheduler';
+import { keysSigningAt, LIST_LIMIT, listMessages, rotateKeys } from '../svix/rules';
 
 /**
  * Svix as a simulated run sees it: one Consumer App with the Zaps' endpoints, each with its secrets over time, the
@@ -35,8 +36,6 @@ const FAULT_ANSWERS: Partial<Record<string, Answer>> = {
   ...{ 503: { status: 503, body: '' }, 502: { status: 502, body: '<html>Bad gateway</html>' } },
   429: { status: 429, body: { code: 'rate_limited', detail: 'Too many requests' } },
 };
-/** Svix keeps at most this many old secrets signing during their grace. */
-const MAX_OLD_SECRETS = 10;
 
 /** One endpoint of the app: its secrets, oldest first, and the rotations whose keys Svix's cache had not yet seen. */
 export class SimEndpoint {
@@ -56,12 +55,15 @@ export class SimEndpoint {
     if (!current) throw new Error('The endpoint has no secret.');
     return current;
   }
-  /** Rotates the secret at `now`; the old one keeps signing for `graceMs` (0: stops at once), and Svix signs with the
-   * keys before it for `staleMs` more (its cache of keys). */
-  rotate(now: number, key: string, graceMs: number, staleMs = 0): void {
-    Object.assign(this.current, { replacedAt: now, signsUntil: now + graceMs });
+  /** Rotates the secret at `now`, as Svix's server does (src/svix/rules.ts): the old one keeps signing for
+   * `graceSeconds` (0: stops at once), and Svix signs with the keys before it for `staleMs` more (its cache of keys).
+   * False, and nothing changes, when Svix refuses it: ten replaced secrets are still signing. */
+  rotate(now: number, key: string, graceSeconds: number, staleMs = 0): boolean {
+    if (!rotateKeys(this.current, this.replaced(this.secrets), graceSeconds, now).ok) return false;
+    Object.assign(this.current, { replacedAt: now, signsUntil: now + graceSeconds * 1_000 });
     this.secrets.push({ key, label: `S${this.secrets.length}`, from: now, endpoint: this.index });
     if (staleMs > 0) this.unseen.push({ at: now, until: now + staleMs });
+    return true;
   }
   /** The secrets that sign an attempt made at `at`: the current one and the old ones still in their grace, as Svix's
    * cache of keys holds them then. */
@@ -70,9 +72,11 @@ export class SimEndpoint {
     const as = cached === undefined ? at : cached - 1;
     const valid = this.secrets.filter((spell) => spell.from <= as);
     const current = valid[valid.length - 1] ?? this.current;
-    const old = valid.filter((spell) => spell !== current && (spell.signsUntil ?? -Infinity) > at);
-    return [current, ...old.slice(-MAX_OLD_SECRETS)];
+    return keysSigningAt(current, this.replaced(valid.filter((spell) => spell !== current)), at);
   }
+  /** Replaced secrets as Svix keeps them: each with the time it stops signing. */
+  private replaced = (spells: SecretSpell[]) =>
+    spells.flatMap((key) => (key.signsUntil === undefined ? [] : [{ key, expiresAt: key.signsUntil }]));
   /** When a process first read a secret newer than this one (Infinity: none yet). */
   newerReadAt(spell: SecretSpell): number {
     const newer = this.secrets.slice(this.secrets.indexOf(spell) + 1);
@@ -176,7 +180,7 @@ export class SimSvix {
     if (method !== 'GET' || !path.startsWith(app)) return NOT_FOUND;
     const endpoint = this.endpointOf(path);
     if (endpoint) return { status: 200, body: { key: endpoint.current.key } };
-    return path === `${app}/msg` ? { status: 200, body: this.list(params) } : NOT_FOUND;
+    return path === `${app}/msg` ? this.list(params) : NOT_FOUND;
   }
   /** Where in `byTime` the first message later than `at` is (`orLater` false: the first at `at` or later). */
   private firstAfter(at: number, orLater: boolean): number {
@@ -189,23 +193,30 @@ export class SimSvix {
     }
     return low;
   }
-  /** The app's messages, newest first, as `GET …/msg` lists them (after, before, limit, iterator, event_types). */
-  private list({ after, before, limit, iterator, event_types: types }: Record<string, unknown>): string {
-    const time = (value: unknown, otherwise: number) => (typeof value === 'string' ? Date.parse(value) : otherwise);
-    const [from, to] = [time(after, -Infinity), time(before, Infinity)];
+  /** The app's messages as `GET …/msg` lists them (after, before, limit, iterator, event_types), by Svix's rules
+   * (src/svix/rules.ts, shared with the emulator): bounds on the ids at 4 ms, the iterator an id cursor. Only those
+   * within 8 ms of the bounds are handed to the rules, found by time: a run may hold thousands. */
+  private list({ after, before, limit, iterator, event_types: types }: Record<string, unknown>): Answer {
+    const time = (value: unknown) => (typeof value === 'string' ? Date.parse(value) : undefined);
+    const [from, to] = [time(after), time(before)];
     const wanted = types === undefined || String(types).split(',').includes(EVENT_TYPE_NAME);
     const now = this.scheduler.now;
-    const within = this.byTime.slice(this.firstAfter(from, true), this.firstAfter(to, false));
-    const matching = wanted ? within.filter((m) => m.committedAt <= now) : [];
-    // Newest first by id (a KSUID: its time first), as Svix orders them, whatever its clock did.
-    matching.sort((a, b) => (a.id < b.id ? 1 : -1));
-    // An iterator is the id of the last message of the previous page; one that is not there lists nothing.
-    const start =
-      typeof iterator !== 'string' ? 0 : matching.findIndex(({ id }) => id === iterator) + 1 || matching.length;
-    const end = start + Math.min(250, Math.max(1, Number(limit ?? 50)));
-    const page = matching.slice(start, end);
-    const next = JSON.stringify(page[page.length - 1]?.id ?? null);
-    return `{"data":[${page.map(({ listed }) => listed).join(',')}],"iterator":${next},"done":${end >= matching.length}}`;
+    const near = this.byTime.slice(
+      this.firstAfter((from ?? -Infinity) - 8, true),
+      this.firstAfter((to ?? Infinity) + 8, false),
+    );
+    const committed = wanted ? near.filter((m) => m.committedAt <= now) : [];
+    const query = {
+      limit: Number(limit ?? LIST_LIMIT.default),
+      iterator: typeof iterator === 'string' ? iterator : undefined,
+    };
+    const listed = listMessages(committed, (m) => m.id, { ...query, after: from, before: to, now: this.now() });
+    if (!listed.ok)
+      return { status: 422, body: { code: 'validation', detail: [{ ...listed.refusal, type: 'value_error' }] } };
+    const { data, iterator: next, prevIterator, done } = listed.page;
+    const json = (value: string | null) => JSON.stringify(value);
+    const body = `{"data":[${data.map((m) => m.listed).join(',')}],"iterator":${json(next)},"prevIterator":${json(prevIterator)},"done":${done}}`;
+    return { status: 200, body };
   }
 }
 

@@ -9,6 +9,7 @@ import { Random } from './random';
 import { EventLoop, Scheduler } from './scheduler';
 import { rulesOf, type Setting } from './settings';
 import { SimSvix, type SecretSpell, type SimMessage } from './svix';
+import { retryDelayMs, RETRY_SCHEDULE_MS, type FailedAttempt } from '../svix/rules';
 
 /** One simulated run: auction events from a simulated Svix through Zapier's queue to 1–4 processes, each a Runtime of
  * the app's real delivery code on its own virtual clock and simulated ports (z.cache, Svix), adversity in every part.
@@ -17,9 +18,8 @@ import { SimSvix, type SecretSpell, type SimMessage } from './svix';
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
-/** Svix's waits before each attempt after a failed one. */
-const RETRIES = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 120 * MINUTE, 300 * MINUTE, 600 * MINUTE, 600 * MINUTE];
-const GRACES = [1 * SECOND, 30 * SECOND, 10 * MINUTE];
+/** Grace periods of rotations (s). */
+const GRACES = [1, 30, 600];
 const STATUSES = ['CREATED', 'OPEN_FOR_BIDDING', 'CLOSED', 'LOTS_SOLD', 'CANCELLED'];
 const FORGERIES = ['wrong-secret', 'tampered', 'unsigned', 'too-old', 'not-a-svix-id', 'revoked-secret'] as const;
 type Kind = 'genuine' | 'junk' | 'replayed-id' | (typeof FORGERIES)[number];
@@ -53,7 +53,12 @@ export type Life = {
 
 /** For the oracle's own tests: what a process's timers do (none holding the loop, say), and its delivery (broken). */
 type Timers = Pick<EventLoop, 'setTimeout' | 'clearTimeout'>;
-export type Variation = { timers?: (loop: EventLoop) => Timers; deliver?: (deliver: Deliver) => Deliver };
+export type Variation = {
+  timers?: (loop: EventLoop) => Timers;
+  deliver?: (deliver: Deliver) => Deliver;
+  /** Each delivery Zapier takes, as it takes it. */
+  received?: (delivery: SimDelivery) => void;
+};
 
 const headersOf = ({ id, signedAt, signature }: SimDelivery) => ({
   ...{ 'Http-Svix-Id': id, 'Http-Svix-Timestamp': String(signedAt / SECOND), 'Http-Content-Type': 'application/json' },
@@ -72,6 +77,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   const faults = { random: faultRandom, share };
   const svix = new SimSvix(svixRandom, scheduler, setting.svixClockSeconds * SECOND, faults, setting.endpoints);
   const commits = root.fork(); // how long Svix's transaction writing a message takes
+  const retries = root.fork(); // the jitter of Svix's retries
   const reading = plan.chance(0.5) ? 'zapier' : 'redis';
   const cacheOptions = {
     reading,
@@ -120,6 +126,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   /** Zapier's queue: a delivery waits, then its perform starts in the latest life of the process it went to (a new
    * one, where every delivery goes to a fresh process). */
   const receive = (delivery: SimDelivery): void => {
+    vary.received?.(delivery);
     const waited = zapierRandom.chance(share) ? zapierRandom.between(SECOND, 5 * MINUTE) : zapierRandom.between(5, 300);
     const process = zapierRandom.pick(processes);
     const start = () => startPerform(setting.cold ? newLife(process) : lifeOf(process), delivery);
@@ -175,8 +182,11 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     };
     const failed = zapierRandom.chance(share) ? zapierRandom.pick(['unavailable', 'answer-lost'] as const) : undefined;
     if (failed !== 'unavailable') receive(delivery);
-    const retry = RETRIES[number - 1];
-    if (failed && retry !== undefined) scheduler.after(retry, () => attempt(message, endpoint, number + 1));
+    // Svix's schedule, with its jitter and its penalty after a time-out (src/svix/rules.ts, shared with the emulator).
+    const scheduled = RETRY_SCHEDULE_MS[number - 1];
+    if (!failed || scheduled === undefined) return;
+    const how: FailedAttempt = failed === 'unavailable' ? { kind: 'status', status: 503 } : { kind: 'timeout' };
+    scheduler.after(retryDelayMs(scheduled, how, retries.between()), () => attempt(message, endpoint, number + 1));
   };
 
   const uuid = (): string => {
@@ -246,7 +256,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
       const endpoint = endpointOf();
       scheduler.after(lag + plan.between(5, 50), () => attempt(message, endpoint, 1));
       if (plan.chance(share))
-        scheduler.after(lag + plan.between(5, 200), () => attempt(message, endpoint, RETRIES.length + 1));
+        scheduler.after(lag + plan.between(5, 200), () => attempt(message, endpoint, RETRY_SCHEDULE_MS.length + 1));
       if (plan.chance(share)) {
         const kind = plan.pick([...FORGERIES, 'replayed-id'] as const);
         scheduler.after(lag + plan.between(0, 5_000), () => forge(kind, endpoint, message));

@@ -1,6 +1,6 @@
 import { isRight } from 'fp-ts/Either';
 import { defineTrigger, type Bundle, type ZObject } from 'zapier-platform-core';
-import { CLAIM_SHARE, claimKey, isTooOldToRemember, SIGNING_WINDOW } from '../delivery/claim';
+import { CLAIM_MIN_MS, claimKey, isTooOldToRemember, SIGNING_WINDOW } from '../delivery/claim';
 import { claimOnce, verify, type Verdict } from '../delivery/driver';
 import { withinDeadline } from '../provider/cache';
 import type { Runtime } from '../delivery/runtime';
@@ -65,8 +65,7 @@ export const operationsFor = (runtime: Runtime) => {
     const sub = { id: zap.right.id, secret, checkedAt, key };
     const signatures = signatureCount(signature);
     const signedWith = signer(id, timestamp, signature, content);
-    const checkBy = deadline - requestSettings.operationBudgetMs * CLAIM_SHARE;
-    const delivery = { id, createdAt, signedAt: seconds * 1000, signatures, signedWith, arrivedAt, deadline: checkBy };
+    const delivery = { id, createdAt, signedAt: seconds * 1000, signatures, signedWith, arrivedAt, deadline };
     // One caller, and so one deadline (counted from the start, waits included), for every provider call.
     let caller: Caller | undefined;
     const callerFor = () => (caller ??= callerOf(io, bundle, 'zap-run', arrivedAt, runtime.clock.now));
@@ -95,8 +94,10 @@ export const operationsFor = (runtime: Runtime) => {
     const item = toTriggerItem(event.payload, event, event.extras.values);
     if (!passesFilters(item, filters)) return [];
     // Run each message once per Zap, however often it is delivered.
-    const claim = <T>(then: (claimed: boolean) => T) =>
-      claimOnce(runtime, io, claimKey(zap.id, item.id), zap.cacheHonoursNx, event.deadline, then);
+    const claim = <T>(then: (claimed: boolean) => T) => {
+      const claimBy = Math.max(event.deadline, runtime.clock.now() + CLAIM_MIN_MS);
+      return claimOnce(runtime, io, claimKey(zap.id, item.id), zap.cacheHonoursNx, claimBy, then);
+    };
     if (!filters.skipOutdated) return claim((claimed) => (claimed ? [item] : []));
     const bounded = withinDeadline(runtime.clock, io, event.deadline); // as the claim's and the machine's calls do
     return (async () => {
