@@ -109,3 +109,17 @@ export const MESSAGES = {
 /** What a person reads when an input field cannot be read: which one, and what to do in Zapier. */
 export const unreadableFilter = (key: FilterField): string =>
   `Open the Zap, set "${FILTER_LABELS[key]}" again in its trigger step, and publish it: the field could not be read, so the Zap did not run for this event (it never runs for every event instead).`;
+
+/** The option that catches up, as the Zap editor shows it, quoted in messages. */
+export const CATCH_UP_LABEL = `"${FILTER_LABELS.catchUp}"`;
+
+/** Why the events a Zap missed while it was off were not sent again: the key may not ask Svix, or Svix did not. */
+export type Missed = 'not-permitted' | 'refused';
+
+/** What Test trigger says when the events a Zap missed while off were not sent again. */
+export const missedMessage = (why: Missed): string =>
+  `Ask whoever set up your Consumer App to resend the events this Zap missed while it was off: ${
+    why === 'not-permitted'
+      ? "this connection's key may not ask Svix to send them again"
+      : 'Svix did not send them again'
+  }. New events run. To test, set ${CATCH_UP_LABEL} to No, or turn the Zap off and on.`;

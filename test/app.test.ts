@@ -26,6 +26,7 @@ describe('the app definition', () => {
       'statuses',
       'auctioneerUuid',
       'skipOutdated',
+      'catchUp',
     ]);
   });
 

@@ -79,7 +79,7 @@ const providerFailures = (reader: Reader, action = 'doing it'): Failure[] => [
 const providerMessages = (reader: Reader, action?: string): string[] =>
   providerFailures(reader, action).map((failure) => failure.message);
 
-const FILTER_FIELDS: FilterField[] = ['statuses', 'auctioneerUuid', 'skipOutdated'];
+const FILTER_FIELDS: FilterField[] = ['statuses', 'auctioneerUuid', 'skipOutdated', 'catchUp'];
 
 const REFUSALS: DeliveryRefusal[] = [
   'no-delivery',

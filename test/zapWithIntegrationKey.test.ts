@@ -42,7 +42,8 @@ const integrationKeyFor = async (appName: string): Promise<{ appId: string; key:
   return { appId: setup.appId, key: outcome.key };
 };
 
-const invoker = () => platformInvoker({ app, platform, identity: { authId: 'integration', userId: 'someone' } });
+const IDENTITY = { authId: 'integration', userId: 'someone' };
+const invoker = () => platformInvoker({ app, platform, identity: IDENTITY });
 
 describe('a Zap connected with an integration key', () => {
   it('lives its whole life with a key that works inside its own Consumer App only', async () => {
@@ -55,12 +56,14 @@ describe('a Zap connected with an integration key', () => {
       expect.objectContaining({ id: appId, name: 'Integration Key House' }),
     );
 
-    const runner = new HookRunner({ app, platform, authData });
+    // The Zap runs on the connection the test checked, as in Zapier.
+    const runner = new HookRunner({ app, platform, authData, identity: IDENTITY });
     await runner.start();
     try {
       const requestsBefore = emulator.stats().requests;
       const zap = await runner.turnOn('Every status change');
-      // The event type exists (the set-up registered it): one call, allowed for the key.
+      // The event type exists (the set-up registered it), and the connection test listed the endpoints: one call,
+      // allowed for the key.
       expect(emulator.stats().requests - requestsBefore).toBe(1);
 
       const auctionService = new AuctionService(account, appId);

@@ -14,6 +14,7 @@ export const FILTER_LABELS = {
   statuses: 'Only These Statuses',
   auctioneerUuid: 'Only This Auctioneer',
   skipOutdated: 'Skip Outdated Events',
+  catchUp: 'Run Events Missed While Off',
 } as const;
 export type FilterField = keyof typeof FILTER_LABELS;
 
@@ -33,6 +34,8 @@ export interface Filters {
   auctioneerUuid?: string;
   /** Skip an event older than the newest this Zap has run for the same auction. */
   skipOutdated: boolean;
+  /** When the Zap is turned on, also run the events sent while it was off (src/provider/zapLife.ts). */
+  catchUp: boolean;
 }
 
 export type FilterResult = { ok: true; filters: Filters } | { ok: false; field: FilterField };
@@ -69,6 +72,8 @@ export const readFilters = (inputData: unknown): FilterResult => {
   if (!isRight(auctioneer)) return { ok: false, field: 'auctioneerUuid' };
   const skipOutdated = yesOrNo(field(inputData, 'skipOutdated'));
   if (skipOutdated === undefined) return { ok: false, field: 'skipOutdated' };
+  const catchUp = yesOrNo(field(inputData, 'catchUp'));
+  if (catchUp === undefined) return { ok: false, field: 'catchUp' };
 
   const listed = statuses.right ?? [];
   const chosen = (typeof listed === 'string' ? listed.split(',') : listed)
@@ -76,7 +81,7 @@ export const readFilters = (inputData: unknown): FilterResult => {
     .map(normaliseStatus)
     .filter((value) => value !== '');
   const auctioneerUuid = (auctioneer.right ?? '').trim().toLowerCase();
-  const filters: Filters = { statuses: new Set(chosen), skipOutdated };
+  const filters: Filters = { statuses: new Set(chosen), skipOutdated, catchUp };
   return { ok: true, filters: auctioneerUuid === '' ? filters : { ...filters, auctioneerUuid } };
 };
 

@@ -28,4 +28,13 @@ export const auctionStatusChangedInputFields = (dropdowns: { statuses: string; a
     helpText:
       "For Zaps that keep another system in sync: events can arrive late and out of order, so an auction's earlier status could arrive after a newer one and undo it. Choose **Yes** to skip an event that happened before the newest one this Zap has already run for the same auction. Leave it at **No** to run the Zap for every event, in the order they arrive.",
   },
+  {
+    key: 'catchUp',
+    label: FILTER_LABELS.catchUp,
+    type: 'boolean' as const,
+    required: false,
+    default: 'false',
+    helpText:
+      'Choose **Yes** to also run the Zap, when you turn it on again, for the auction events sent while it was off (up to 7 days), each once: events it ran before it was turned off do not run again. Leave it at **No** to start from new events, as Zaps usually do.',
+  },
 ];

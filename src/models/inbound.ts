@@ -11,12 +11,21 @@ export const RawRequest = t.intersection(
 );
 
 /**
- * What performSubscribe returned, as Zapier stores it for this Zap: the
- * endpoint's id and signing secret, when the secret was known to be current,
- * and whether the platform's cache honours `nx` (when the subscribe learnt it).
+ * What performSubscribe returned, as Zapier stores it for this Zap: the endpoint's id and signing secret, when the
+ * secret was known to be current, whether the platform's cache honours `nx` (when the subscribe learnt it), the
+ * Zap's scope (its runs are claimed under it; a subscribe before there was one: the endpoint's id), and why events
+ * it missed while off were not sent again, if they were not.
  */
 export const SubscribeData = t.intersection(
-  [t.type({ id: t.string, secret: t.string }), t.partial({ checkedAt: t.number, cacheHonoursNx: t.boolean })],
+  [
+    t.type({ id: t.string, secret: t.string }),
+    t.partial({
+      checkedAt: t.number,
+      cacheHonoursNx: t.boolean,
+      zap: t.string,
+      missed: t.keyof({ 'not-permitted': null, refused: null }),
+    }),
+  ],
   'SubscribeData',
 );
 export type SubscribeData = t.TypeOf<typeof SubscribeData>;

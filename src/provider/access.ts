@@ -1,4 +1,5 @@
 import { isRight } from 'fp-ts/Either';
+import { pacedOf, writeRegistry } from './zapLife';
 import { appNotFound } from './api';
 import { EventTypeOut, ListResponseEndpointOut, type EndpointOut } from './codecs';
 import { EVENT_TYPE_ACTIONS, EVENT_TYPE_NAME } from './eventType';
@@ -115,6 +116,9 @@ export const checkAccess = async (caller: Caller): Promise<void> => {
     if (read.archived === true)
       throw new caller.io.errors.Error(ACCESS_MESSAGES.eventTypeArchived, 'EventTypeArchived', 400);
   }
+  // Which endpoints the Zaps have, kept for the first Zap turned on (zapLife.ts): it then makes one Svix call.
+  const endpoints = ListResponseEndpointOut.decode(answers[0]?.body);
+  if (isRight(endpoints) && endpoints.right.done) await writeRegistry(caller, pacedOf(endpoints.right.data));
   const [disabled] = disabledZapEndpoints(answers[0]?.body);
   if (disabled) throw new caller.io.errors.Error(disabledZapMessage(zapOf(disabled)), 'EndpointDisabled', 400);
 };

@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Connection } from './connection';
-import { ApplicationOut, EndpointOut, EndpointSecretOut, ListResponseMessageOut, type MessageOut } from './codecs';
+import {
+  ApplicationOut,
+  EndpointOut,
+  EndpointSecretOut,
+  ListResponseEndpointOut,
+  ListResponseMessageOut,
+  type MessageOut,
+} from './codecs';
 import { EVENT_TYPE_NAME, type ProviderTransport } from './eventType';
 import { isEndpointId, isIntegrationKey, isPathSafeUid } from './ids';
 import type { Failure } from './failures';
@@ -16,7 +23,9 @@ export const ACTIONS = {
   readApp: 'reading your Consumer App',
   createEndpoint: "creating this Zap's endpoint",
   readEndpoint: "reading this Zap's endpoint",
-  restoreEndpoint: "turning this Zap's endpoint back on",
+  paceEndpoint: "pacing this Zap's endpoint with the others",
+  listEndpoints: "reading your Consumer App's endpoints",
+  replayMissing: 'asking Svix to resend missed events',
   readSecret: 'reading the key this Zap checks deliveries with',
   deleteEndpoint: "removing this Zap's endpoint",
   recentEvents: 'reading recent auction events',
@@ -69,14 +78,14 @@ export interface NewEndpoint {
   uid: string;
   description: string;
   secret: string;
+  /** Which Zap it serves (its scope, zapLife.ts), so that a listing of the app's endpoints says. */
+  metadata: { zap: string };
   /** Messages a second Svix sends it at most. */
   throttleRate?: number;
 }
 
 export type EndpointCreation =
   | { kind: 'created'; endpoint: EndpointOut }
-  /** An endpoint with this uid exists already (a retried subscribe). */
-  | { kind: 'exists' }
   /** Svix refused it (400, 403 or 422): the event type is not registered or is archived, a field is refused… */
   | { kind: 'refused'; status: number; body: unknown };
 
@@ -93,25 +102,15 @@ export const createEndpoint = async (caller: Caller, endpoint: NewEndpoint): Pro
       description: endpoint.description,
       eventTypes: [EVENT_TYPE_NAME],
       secret: endpoint.secret,
+      metadata: endpoint.metadata,
       ...(endpoint.throttleRate === undefined ? {} : { throttleRate: endpoint.throttleRate }),
     },
     action: CREATE_ENDPOINT,
     accept: [400, 403, 409, 422],
     notFound: appNotFound(caller.connection),
   });
-  if (answer.status === 409) return { kind: 'exists' };
   if (answer.status >= 400) return { kind: 'refused', status: answer.status, body: answer.body };
   return { kind: 'created', endpoint: decodeAnswer(caller, EndpointOut, answer.body, CREATE_ENDPOINT) };
-};
-
-export const getEndpoint = async (caller: Caller, idOrUid: string): Promise<EndpointOut> => {
-  const action = ACTIONS.readEndpoint;
-  const answer = await callProvider(caller, {
-    method: 'GET',
-    path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, idOrUid)}`,
-    action,
-  });
-  return decodeAnswer(caller, EndpointOut, answer.body, action);
 };
 
 /** The endpoint, or undefined when Svix has none by this id or uid. */
@@ -126,31 +125,52 @@ export const findEndpoint = async (caller: Caller, idOrUid: string): Promise<End
   return answer.status === 404 ? undefined : decodeAnswer(caller, EndpointOut, answer.body, action);
 };
 
-/**
- * Turns an endpoint back on (Svix disables one whose deliveries failed for days) and points it at
- * AUCTION_STATUS_CHANGE only. Refused with 422 while that event type is archived.
- */
-export const restoreEndpoint = async (
-  caller: Caller,
-  endpointId: string,
-  url: string,
-): Promise<Exclude<EndpointCreation, { kind: 'exists' }>> => {
-  const action = ACTIONS.restoreEndpoint;
+/** Paces an endpoint at `rate` messages a second: what Svix answered, 404 when the endpoint is gone. */
+export const paceEndpoint = async (caller: Caller, endpointId: string, rate: number): Promise<number> => {
   const answer = await callProvider(caller, {
     method: 'PATCH',
     path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}`,
-    body: { url, disabled: false, eventTypes: [EVENT_TYPE_NAME] },
-    action,
-    accept: [422],
+    body: { throttleRate: rate },
+    action: ACTIONS.paceEndpoint,
+    accept: [404, 422],
   });
-  if (answer.status === 422) return { kind: 'refused', status: answer.status, body: answer.body };
-  return { kind: 'created', endpoint: decodeAnswer(caller, EndpointOut, answer.body, action) };
+  return answer.status;
 };
 
-/** True when the endpoint delivers AUCTION_STATUS_CHANGE, and only that, to this URL. */
-export const endpointIsReady = (endpoint: EndpointOut, url: string): boolean => {
-  const types = endpoint.eventTypes ?? endpoint.filterTypes ?? [];
-  return endpoint.disabled !== true && endpoint.url === url && types.length === 1 && types[0] === EVENT_TYPE_NAME;
+/** Every endpoint of the Consumer App, a page of 250 at a time (at most 20 pages). */
+export const listEndpoints = async (caller: Caller): Promise<EndpointOut[]> => {
+  const action = ACTIONS.listEndpoints;
+  const endpoints: EndpointOut[] = [];
+  let iterator: string | undefined;
+  for (let page = 0; page < 20; page += 1) {
+    const answer = await callProvider(caller, {
+      method: 'GET',
+      path: `${appPath(caller.connection)}/endpoint`,
+      params: { limit: 250, ...(iterator === undefined ? {} : { iterator }) },
+      action,
+      notFound: appNotFound(caller.connection),
+    });
+    const listed = decodeAnswer(caller, ListResponseEndpointOut, answer.body, action);
+    endpoints.push(...listed.data);
+    if (listed.done || !listed.iterator) break;
+    iterator = listed.iterator;
+  }
+  return endpoints;
+};
+
+/**
+ * Asks Svix to send an endpoint the messages made since `since` that it was never sent (Svix Cloud's
+ * `replay-missing`): true when Svix took it; what it refused, as a status, when not.
+ */
+export const replayMissing = async (caller: Caller, endpointId: string, since: number): Promise<true | number> => {
+  const answer = await callProvider(caller, {
+    method: 'POST',
+    path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}/replay-missing`,
+    body: { since: new Date(since).toISOString() },
+    action: ACTIONS.replayMissing,
+    accept: [400, 401, 403, 404, 409, 422, 429],
+  });
+  return answer.status < 300 ? true : answer.status;
 };
 
 export const getEndpointSecret = async (

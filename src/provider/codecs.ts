@@ -22,6 +22,7 @@ export const EndpointOut = t.intersection(
       // The field's name before 2026, still sent by some servers.
       filterTypes: nullable(t.array(t.string)),
       throttleRate: nullable(t.number),
+      metadata: nullable(t.record(t.string, t.string)),
     }),
   ],
   'EndpointOut',

@@ -1,23 +1,10 @@
 import { isRight } from 'fp-ts/Either';
 import * as t from 'io-ts';
+import { CATCH_UP_LABEL, missedMessage } from '../messages';
 import { SubscribeData } from '../models/inbound';
-import type { Bundle, ZObject } from 'zapier-platform-core';
-import { MESSAGES } from '../messages';
-import { probeNx } from './cache';
-import { callerOf, ioOf, raise, type Caller } from './request';
-import {
-  ACTIONS,
-  CREATE_ENDPOINT,
-  createEndpoint,
-  deleteEndpoint,
-  endpointIsReady,
-  findEndpoint,
-  getEndpoint,
-  getEndpointSecret,
-  newEndpointSecret,
-  restoreEndpoint,
-  transportOf,
-} from './api';
+import { randomBytes } from 'node:crypto';
+import { raise, type Caller } from './request';
+import { CREATE_ENDPOINT, createEndpoint, findEndpoint, newEndpointSecret, transportOf } from './api';
 import { EVENT_TYPE_NAME, ensureEventType } from './eventType';
 import { describeStatus, invalidFields } from './failures';
 import { endpointUid, isEndpointId } from './ids';
@@ -25,9 +12,10 @@ import { endpointUid, isEndpointId } from './ids';
 /** The endpoint a Zap adds to the Consumer App when it is turned on. */
 
 /**
- * Messages a second Svix sends a Zap's endpoint at most (its `throttleRate`): a burst, such as a sale of
- * hundreds of lots closing at once, then reaches Zapier under what it takes for one hook (about 30 a second,
- * and 10,000 in 5 minutes); past that, Zapier refuses deliveries and Svix retries them hours later.
+ * Messages a second Svix sends all of this integration's endpoints in a Consumer App together at most (their
+ * `throttleRate`s add up to it, zapLife.ts): a burst, such as a sale of hundreds of lots closing at once, then
+ * reaches Zapier under what it takes for one hook (about 30 a second) and for one person (10,000 in 5 minutes);
+ * past that, Zapier refuses deliveries and Svix retries them hours later.
  */
 export const THROTTLE_RATE = 25;
 
@@ -43,14 +31,17 @@ export const zapEndpointOf = (subscribeData: unknown, targetUrl: string | undefi
 };
 
 /** What Test trigger of a Zap says when Svix disabled the Zap's endpoint. */
-export const THIS_ZAP_DISABLED =
-  'Turn this Zap off and on again: Svix disabled its endpoint after its deliveries failed for days, so no auction event reaches it. Events sent meanwhile are not sent again by themselves: ask whoever set up your Consumer App to resend any you need.';
+export const THIS_ZAP_DISABLED = `Turn this Zap off and on again: Svix disabled its endpoint after its deliveries failed for days, so no auction event reaches it. To also run the events it missed (up to 7 days), first set ${CATCH_UP_LABEL} to Yes.`;
 
 /**
- * Test trigger of a Zap that is on: says so when Svix disabled its endpoint, as it does after deliveries failed for
- * days (turning the Zap off and on re-enables it). A Zap not yet on has no endpoint to check.
+ * Test trigger of a Zap that is on: says why events it missed while off were not sent again, when its subscribe
+ * could not; and says so when Svix disabled its endpoint, as it does after deliveries failed for days (turning the
+ * Zap off and on makes a new one). A Zap not yet on has no endpoint to check.
  */
 export const checkZapEndpoint = async (caller: Caller, subscribeData: unknown, targetUrl?: string): Promise<void> => {
+  const stored = SubscribeData.decode(subscribeData);
+  const missed = isRight(stored) ? stored.right.missed : undefined;
+  if (missed) throw new caller.io.errors.Error(missedMessage(missed), 'MissedEventsNotSent', 400);
   const id = zapEndpointOf(subscribeData, targetUrl);
   const endpoint = id === undefined ? undefined : await findEndpoint(caller, id);
   if (endpoint?.disabled === true) throw new caller.io.errors.Error(THIS_ZAP_DISABLED, 'EndpointDisabled', 400);
@@ -92,35 +83,31 @@ const makeEventTypeLive = async (caller: Caller): Promise<boolean> => {
 };
 
 /**
- * Creates this Zap's endpoint with a signing secret made here, paced at THROTTLE_RATE, so that the usual
- * subscribe makes one provider call. When Svix refuses it with a 422: one naming throttleRate (no source says
- * any plan answers so, but should one) makes it once more without pacing, and logs that; any other makes sure
- * the event type is live (registered, or un-archived) where the key may, and tries again if that changed it.
- * When Zapier retries a subscribe whose answer was lost, or a Zap is turned off and on while its endpoint
- * stayed (the uid exists), it reuses that endpoint, turned back on (Svix disables one whose deliveries failed
- * for days) and filtered to AUCTION_STATUS_CHANGE, and reads its secret.
+ * Creates a subscription's endpoint, its own (a uid no other shares), with a signing secret made here, paced at
+ * `rate` and labelled with its Zap, so that the usual subscribe makes one provider call. When Svix refuses it with a
+ * 422: one naming throttleRate (no source says any plan answers so, but should one) makes it once more without
+ * pacing, and logs that; any other makes sure the event type is live (registered, or un-archived) where the key
+ * may, and tries again if that changed it.
  */
 export const subscribeEndpoint = async (
   caller: Caller,
   targetUrl: string,
-  zap?: ZapMeta,
-): Promise<{ id: string; secret: string }> => {
-  const uid = endpointUid('zapier', targetUrl);
+  zap: { meta?: ZapMeta | undefined; scope: string; rate: number },
+): Promise<{ id: string; secret: string; paced: boolean }> => {
+  const uid = `zapier-${randomBytes(15).toString('hex')}`;
   const secret = newEndpointSecret();
-  const plain = { url: targetUrl, uid, description: endpointDescription(zap), secret };
+  const description = endpointDescription(zap.meta);
+  const plain = { url: targetUrl, uid, description, secret, metadata: { zap: zap.scope } };
   let paced = true;
   let eventTypeChecked = false;
-  const refused = (refusal: { status: number; body: unknown }, action: string): never =>
-    raise(caller.io, describeStatus(refusal.status, refusal.body, { action, reader: caller.reader }));
   // Each remedy is tried once: pacing left out, the event type made live.
   for (;;) {
-    const created = await createEndpoint(caller, paced ? { ...plain, throttleRate: THROTTLE_RATE } : plain);
-    if (created.kind === 'created') return { id: created.endpoint.id, secret };
-    if (created.kind === 'exists') break;
+    const created = await createEndpoint(caller, paced ? { ...plain, throttleRate: zap.rate } : plain);
+    if (created.kind === 'created') return { id: created.endpoint.id, secret, paced };
     if (paced && names(created, 'throttleRate')) {
       paced = false;
       caller.io.log(
-        `Svix refused this Zap's endpoint with throttleRate ${THROTTLE_RATE} (${created.status}): making it without pacing.`,
+        `Svix refused this Zap's endpoint with throttleRate ${zap.rate} (${created.status}): making it without pacing.`,
       );
       continue;
     }
@@ -128,31 +115,7 @@ export const subscribeEndpoint = async (
       eventTypeChecked = true;
       if (await makeEventTypeLive(caller)) continue;
     }
-    return refused(created, CREATE_ENDPOINT);
+    const action = CREATE_ENDPOINT;
+    return raise(caller.io, describeStatus(created.status, created.body, { action, reader: caller.reader }));
   }
-  const existing = await getEndpoint(caller, uid);
-  if (!endpointIsReady(existing, targetUrl)) {
-    let restored = await restoreEndpoint(caller, existing.id, targetUrl);
-    if (restored.kind === 'refused' && (await makeEventTypeLive(caller)))
-      restored = await restoreEndpoint(caller, existing.id, targetUrl);
-    if (restored.kind === 'refused') refused(restored, ACTIONS.restoreEndpoint);
-  }
-  return { id: existing.id, secret: await getEndpointSecret(caller, existing.id) };
-};
-
-/** A Zap turned on (performSubscribe): its endpoint, the time it was checked, and whether z.cache honours `nx`. */
-export const subscribeZap = async (z: ZObject, bundle: Bundle, now: number): Promise<SubscribeData> => {
-  const caller = callerOf(z, bundle, 'zap-editor');
-  if (!bundle.targetUrl) throw new z.errors.Error(MESSAGES.missingTargetUrl, 'MissingTargetUrl', 400);
-  const zap = ZapMeta.decode(bundle.meta?.zap);
-  const endpoint = await subscribeEndpoint(caller, bundle.targetUrl, isRight(zap) ? zap.right : undefined);
-  // Learnt once here, so that deliveries claim a message in one round trip.
-  const cacheHonoursNx = await probeNx(ioOf(z));
-  return { ...endpoint, checkedAt: now, ...(cacheHonoursNx === undefined ? {} : { cacheHonoursNx }) };
-};
-
-/** A Zap turned off (performUnsubscribe): its endpoint deleted, if it has one. */
-export const unsubscribeZap = async (z: ZObject, bundle: Bundle): Promise<{ removed: boolean }> => {
-  const id = zapEndpointOf(bundle.subscribeData, bundle.targetUrl);
-  return { removed: id ? (await deleteEndpoint(callerOf(z, bundle, 'zap-editor'), id)) === 'deleted' : false };
 };

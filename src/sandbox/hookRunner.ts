@@ -23,12 +23,23 @@ import { platformInvoker, type Identity, type PlatformEventFields, type Platform
 
 export type App = typeof app;
 
+/** A Zap's subscription: the Zap (its id stays across edits), its target URL and what its subscribe returned. */
 export interface Zap {
   id: string;
   name: string;
   targetUrl: string;
+  /** The target URL's own id (a new one for each activation, as Zapier makes; an edit may keep it). */
+  hook: string;
   inputData: Record<string, unknown>;
   subscribeData: SubscribeData;
+}
+
+/** How Zapier may run an edit of a Zap that is on (it does not document it): which call first, and which URL. */
+export interface Edit {
+  order: 'subscribe-first' | 'unsubscribe-first';
+  sameUrl: boolean;
+  /** The edited Zap's options; the same as before by default. */
+  inputData?: Record<string, unknown>;
 }
 
 /**
@@ -42,6 +53,8 @@ export type RunOutcome = 'ran' | 'no-items' | 'refused' | 'failed' | 'silent';
 
 export interface ZapRun {
   zap: string;
+  /** The Zap's id, the same across its edits. */
+  zapId: string;
   messageId: string | undefined;
   outcome: RunOutcome;
   /** When perform started and finished (ms since the epoch). */
@@ -77,13 +90,16 @@ export interface HookRunnerOptions {
   inBareProcess?: () => boolean;
   /** Told of each answer from a process of its own: the delivery's body, and the calls to Svix it made. */
   onBareAnswer?: (content: string, svixCalls: number) => void;
-  /** Zapier's limit for one hook (see HOOK_LIMIT); false takes every delivery. */
+  /** Zapier's limits (see HOOK_LIMIT); false takes every delivery. */
   hookLimit?: typeof HOOK_LIMIT | false;
+  /** Who the runner's invocations run for (a connection of its own by default). */
+  identity?: Identity;
 }
 
 /**
- * What Zapier takes for one hook (per Zap and user): about 30 webhooks a second and 10,000 in 5 minutes. Past
- * that it answers 429, and Svix retries on its own schedule (Zapier's "operating constraints").
+ * What Zapier takes: about 30 webhooks a second for one hook (a Zap's target URL), and 10,000 in 5 minutes from
+ * one person, across all their Zaps. Past either it answers 429, and Svix retries on its own schedule (Zapier's
+ * "operating constraints" and its help on webhook rate limits; a 2025 copy of the latter says 20,000).
  */
 export const HOOK_LIMIT = { perSecond: 30, perFiveMinutes: 10_000 };
 const FIVE_MINUTES = 5 * 60_000;
@@ -135,7 +151,9 @@ export const performingFor = (): { messageId: string | undefined; content: strin
 
 export class HookRunner {
   private server: LoopbackServer | undefined;
+  /** The subscription each target URL serves, by the URL's id; and the URLs unsubscribed since (Zapier: 410). */
   private readonly zaps = new Map<string, Zap>();
+  private readonly gone = new Set<string>();
   private readonly invoke: (method: string, bundle: object) => Promise<unknown>;
   readonly runs: ZapRun[] = [];
   private readonly running = new Set<Promise<void>>();
@@ -145,18 +163,20 @@ export class HookRunner {
   /** Performs in flight per Zap and message id, to see overlapping deliveries. */
   private readonly inFlight = new Map<string, number>();
   private readonly waiters: Array<() => void> = [];
-  /** Arrival times of the deliveries each Zap took in the last 5 minutes, oldest first. */
+  /** Arrival times of the deliveries each hook took in the last second, and the person's in the last 5 minutes. */
   private readonly arrivals = new Map<string, number[]>();
-  /** Deliveries answered 429 because they came faster than Zapier's limit for one hook. */
+  private readonly taken: number[] = [];
+  /** Deliveries answered 429 because they came faster than Zapier's limits. */
   hookLimitAnswers = 0;
 
   /** Who the runner's invocations run for, as the platform stand-in keeps their cache entries apart. */
-  readonly identity: Identity = { authId: `auth-${randomBytes(4).toString('hex')}`, userId: 'sandbox-user' };
+  readonly identity: Identity;
 
   /** What points an invocation in a process of its own at the platform stand-in. */
   private readonly platformFields: PlatformEventFields;
 
   constructor(private readonly options: HookRunnerOptions) {
+    this.identity = options.identity ?? { authId: `auth-${randomBytes(4).toString('hex')}`, userId: 'sandbox-user' };
     this.platformFields = options.platform.eventFor(this.identity);
     this.invoke = platformInvoker({
       app: options.app,
@@ -192,26 +212,50 @@ export class HookRunner {
     this.server = undefined;
   }
 
-  /** Turns a Zap on: performSubscribe with this runner's target URL and the Zap in `meta`, as Zapier does. */
-  async turnOn(name: string, inputData: Record<string, unknown> = {}): Promise<Zap> {
-    const id = randomBytes(6).toString('hex');
-    const targetUrl = `${this.server?.url ?? ''}/hooks/standard/${id}/`;
-    const returned = await this.operation('performSubscribe', { inputData, targetUrl, meta: { zap: { id, name } } });
-    const decoded = SubscribeData.decode(returned);
-    if (!isRight(decoded)) throw new Error('performSubscribe returned no endpoint id and secret');
-    const zap: Zap = { id, name, targetUrl, inputData, subscribeData: decoded.right };
-    this.zaps.set(id, zap);
-    return zap;
+  /**
+   * Turns a Zap on: performSubscribe with a new target URL (Zapier makes one for each activation) and the Zap in
+   * `meta`, as Zapier does; the Zap `id` of one turned on before, to turn it on again.
+   */
+  async turnOn(name: string, inputData: Record<string, unknown> = {}, id = this.newId()): Promise<Zap> {
+    return this.subscribe({ id, name, inputData, hook: this.newId() });
   }
 
-  /** Turns a Zap off: performUnsubscribe, as Zapier does. */
+  /** Turns a Zap off: performUnsubscribe, as Zapier does; its target URL then answers 410 (unless it serves again). */
   async turnOff(zap: Zap): Promise<unknown> {
-    this.zaps.delete(zap.id);
+    if (this.zaps.get(zap.hook) === zap) {
+      this.zaps.delete(zap.hook);
+      this.gone.add(zap.hook);
+    }
     return this.operation('performUnsubscribe', {
       inputData: zap.inputData,
       targetUrl: zap.targetUrl,
       subscribeData: zap.subscribeData,
+      meta: { zap: { id: zap.id, name: zap.name } },
     });
+  }
+
+  /** An edit of a Zap that is on, published: its old subscription off and a new one on, in either order. */
+  async edit(zap: Zap, edit: Edit): Promise<Zap> {
+    const next = { id: zap.id, name: zap.name, inputData: edit.inputData ?? zap.inputData };
+    const hook = edit.sameUrl ? zap.hook : this.newId();
+    if (edit.order === 'unsubscribe-first') await this.turnOff(zap);
+    const edited = await this.subscribe({ ...next, hook });
+    if (edit.order === 'subscribe-first') await this.turnOff(zap);
+    return edited;
+  }
+
+  private newId = (): string => randomBytes(6).toString('hex');
+
+  private async subscribe(zap: Omit<Zap, 'targetUrl' | 'subscribeData'>): Promise<Zap> {
+    const { id, name, inputData, hook } = zap;
+    const targetUrl = `${this.server?.url ?? ''}/hooks/standard/${hook}/`;
+    const returned = await this.operation('performSubscribe', { inputData, targetUrl, meta: { zap: { id, name } } });
+    const decoded = SubscribeData.decode(returned);
+    if (!isRight(decoded)) throw new Error('performSubscribe returned no endpoint id and secret');
+    const subscribed: Zap = { ...zap, targetUrl, subscribeData: decoded.right };
+    this.zaps.set(hook, subscribed);
+    this.gone.delete(hook);
+    return subscribed;
   }
 
   /** Resolves when no delivery is being run. */
@@ -228,7 +272,9 @@ export class HookRunner {
     const match = /^\/hooks\/standard\/([0-9a-f]+)\/?$/.exec(request.url ?? '');
     const zap = match?.[1] ? this.zaps.get(match[1]) : undefined;
     if (request.method !== 'POST' || !zap) {
-      response.writeHead(404, { 'content-type': 'application/json' }).end('{"status":"not found"}');
+      // Zapier answers 410 to a hook whose Zap was turned off (its documented sign to stop sending).
+      const gone = match?.[1] !== undefined && this.gone.has(match[1]);
+      response.writeHead(gone ? 410 : 404, { 'content-type': 'application/json' }).end('{"status":"not found"}');
       return;
     }
     const content = await readBody(request, this.options.maxBodyBytes ?? 1024 * 1024);
@@ -236,7 +282,7 @@ export class HookRunner {
       response.writeHead(413).end();
       return;
     }
-    if (this.overLimit(zap.id)) {
+    if (this.overLimit(zap.hook)) {
       this.hookLimitAnswers += 1;
       response.writeHead(429, { 'content-type': 'application/json' }).end('{"status":"throttled"}');
       return;
@@ -266,18 +312,18 @@ export class HookRunner {
     });
   }
 
-  /** Whether a delivery to this Zap now is past Zapier's limit for one hook; if not, it is counted. */
-  private overLimit(zapId: string): boolean {
+  /** Whether a delivery to this hook now is past Zapier's limits (the hook's, the person's); if not, it counts. */
+  private overLimit(hook: string): boolean {
     const limit = this.options.hookLimit ?? HOOK_LIMIT;
     if (limit === false) return false;
     const now = Date.now();
-    const times = this.arrivals.get(zapId) ?? [];
-    while (times.length > 0 && (times[0] ?? now) <= now - FIVE_MINUTES) times.shift();
-    let lastSecond = 0;
-    for (let index = times.length - 1; index >= 0 && (times[index] ?? 0) > now - 1_000; index -= 1) lastSecond += 1;
-    if (lastSecond >= limit.perSecond || times.length >= limit.perFiveMinutes) return true;
+    const times = this.arrivals.get(hook) ?? [];
+    while (times.length > 0 && (times[0] ?? now) <= now - 1_000) times.shift();
+    while (this.taken.length > 0 && (this.taken[0] ?? now) <= now - FIVE_MINUTES) this.taken.shift();
+    if (times.length >= limit.perSecond || this.taken.length >= limit.perFiveMinutes) return true;
     times.push(now);
-    this.arrivals.set(zapId, times);
+    this.taken.push(now);
+    this.arrivals.set(hook, times);
     return false;
   }
 
@@ -323,7 +369,7 @@ export class HookRunner {
     this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
     const startedAt = Date.now();
     const bare = this.options.inBareProcess?.() === true;
-    const base = { zap: zap.name, messageId, startedAt, overlapped, bare };
+    const base = { zap: zap.name, zapId: zap.id, messageId, startedAt, overlapped, bare };
     try {
       if (bare) {
         const ran = await this.performBare(bundle);

@@ -22,7 +22,8 @@ import { isMessageId } from '../provider/ids';
 import { timeOfProviderId } from '../provider/ksuid';
 import { callerOf, halt, ioOf, requestSettings, type Caller, type Io } from '../provider/request';
 import { checkEnvelope, signatureCount, signer, signingHeaders } from '../provider/signature';
-import { checkZapEndpoint, subscribeZap, unsubscribeZap } from '../provider/zapEndpoint';
+import { checkZapEndpoint } from '../provider/zapEndpoint';
+import { claimScopeOf, subscribeZap, unsubscribeZap } from '../provider/zapLife';
 import { recentAuctioneers, recentStatuses } from './choices';
 import { passesFilters, readFilters, type Filters } from '../fields/filters';
 import { isOutdated, recordNewest } from './outdated';
@@ -40,6 +41,7 @@ export type DeliveryBundle = Pick<Bundle, 'authData' | 'inputData' | 'rawRequest
 
 export const operationsFor = (runtime: Runtime) => {
   const performSubscribe = (z: ZObject, bundle: Bundle) => subscribeZap(z, bundle, runtime.clock.now());
+  const performUnsubscribe = (z: ZObject, bundle: Bundle) => unsubscribeZap(z, bundle, runtime.clock.now());
 
   type Items = AuctionStatusChangedItem[] | Promise<AuctionStatusChangedItem[]>;
   /**
@@ -93,17 +95,18 @@ export const operationsFor = (runtime: Runtime) => {
     const filters = filtersOf(io, bundle);
     const item = toTriggerItem(event.payload, event, event.extras.values);
     if (!passesFilters(item, filters)) return [];
-    // Run each message once per Zap, however often it is delivered.
+    // Run each message once per Zap, however often and through whichever of its endpoints it is delivered.
+    const scope = claimScopeOf(zap);
     const claim = <T>(then: (claimed: boolean) => T) => {
       const claimBy = Math.max(event.deadline, runtime.clock.now() + CLAIM_MIN_MS);
-      return claimOnce(runtime, io, claimKey(zap.id, item.id), zap.cacheHonoursNx, claimBy, then);
+      return claimOnce(runtime, io, claimKey(scope, item.id), zap.cacheHonoursNx, claimBy, then);
     };
     if (!filters.skipOutdated) return claim((claimed) => (claimed ? [item] : []));
     const bounded = withinDeadline(runtime.clock, io, event.deadline); // as the claim's and the machine's calls do
     return (async () => {
-      if (await isOutdated(bounded, zap.id, item.auctionUuid, event.occurredAtMs)) return [];
+      if (await isOutdated(bounded, scope, item.auctionUuid, event.occurredAtMs)) return [];
       if (!(await claim((claimed) => claimed))) return [];
-      await recordNewest(bounded, zap.id, item.auctionUuid, event.occurredAtMs);
+      await recordNewest(bounded, scope, item.auctionUuid, event.occurredAtMs);
       return [item];
     })();
   };
@@ -134,11 +137,11 @@ export const operationsFor = (runtime: Runtime) => {
       () => [],
     );
 
-  return { performSubscribe, performUnsubscribe: unsubscribeZap, perform, deliver, performList, extraOutputFields };
+  return { performSubscribe, performUnsubscribe, perform, deliver, performList, extraOutputFields };
 };
 
 export const auctionStatusChanged = (runtime: Runtime) => {
-  const { performSubscribe, perform, performList, extraOutputFields } = operationsFor(runtime);
+  const { performSubscribe, performUnsubscribe, perform, performList, extraOutputFields } = operationsFor(runtime);
   const inputFields = auctionStatusChangedInputFields({
     statuses: recentStatuses.key,
     auctioneers: recentAuctioneers.key,
@@ -156,7 +159,7 @@ export const auctionStatusChanged = (runtime: Runtime) => {
       type: 'hook',
       inputFields,
       performSubscribe,
-      performUnsubscribe: unsubscribeZap,
+      performUnsubscribe,
       perform,
       performList,
       sample: auctionStatusChangedSample,

@@ -57,8 +57,19 @@ describe('the filters', () => {
       readFilters({ statuses: ['Open For Bidding', 'lots-sold'], auctioneerUuid: ' ABC ', skipOutdated: 'Yes' }),
     ).toEqual({
       ok: true,
-      filters: { statuses: new Set(['open_for_bidding', 'lots_sold']), auctioneerUuid: 'abc', skipOutdated: true },
+      filters: {
+        ...{ statuses: new Set(['open_for_bidding', 'lots_sold']), auctioneerUuid: 'abc' },
+        ...{ skipOutdated: true, catchUp: false },
+      },
     });
-    expect(readFilters(undefined)).toEqual({ ok: true, filters: { statuses: new Set(), skipOutdated: false } });
+    expect(readFilters(undefined)).toEqual({
+      ok: true,
+      filters: { statuses: new Set(), skipOutdated: false, catchUp: false },
+    });
+    expect(readFilters({ catchUp: 'yes' })).toEqual({
+      ok: true,
+      filters: { statuses: new Set(), skipOutdated: false, catchUp: true },
+    });
+    expect(readFilters({ catchUp: 'perhaps' })).toEqual({ ok: false, field: 'catchUp' });
   });
 });

@@ -419,7 +419,31 @@ describe('what the contract suite asks Svix Cloud, as the open-source server ans
     ]);
     const tooFar = new Date(Date.now() - 15 * 24 * 60 * 60 * 1000).toISOString();
     expect((await call('POST', `/api/v1/app/${app}/endpoint/${endpoint}/recover`, { since: tooFar })).status).toBe(422);
-    // replay-missing is Svix Cloud's only.
-    expect((await call('POST', `/api/v1/app/${app}/endpoint/${endpoint}/replay-missing`, { since })).status).toBe(404);
+  });
+
+  it("replays what an endpoint was never sent, made since a time, as Svix Cloud's API contract says; the open-source server has no such route (404)", async () => {
+    await start();
+    await registerEventType();
+    const app = await newApp();
+    const target = await receiver();
+    const before = await send(app);
+    const afterwards = await newEndpoint(app, target.url);
+    const after = await send(app);
+    await emulator.idle();
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const path = `/api/v1/app/${app}/endpoint/${afterwards}/replay-missing`;
+    expect(await call('POST', path, { since })).toEqual({
+      status: 202,
+      body: expect.objectContaining({ task: 'endpoint.replay' }),
+    });
+    await emulator.idle();
+    // The message made before the endpoint is sent; the one it was sent already is not sent again.
+    expect(target.received.map((delivery) => delivery.headers['svix-id'])).toEqual([after, before]);
+    await emulator.stop();
+    await start({ withoutReplayMissing: true });
+    const other = await newApp();
+    const endpoint = await newEndpoint(other, target.url);
+    const path404 = `/api/v1/app/${other}/endpoint/${endpoint}/replay-missing`;
+    expect((await call('POST', path404, { since })).status).toBe(404);
   });
 });

@@ -188,7 +188,8 @@ export class Dispatcher {
     this.release(task.endpointId, rate);
   }
 
-  /** Sends a paced endpoint's next delivery when its turn has come, and waits for the turn of the one after. */
+  /** Sends a paced endpoint's next delivery when its turn has come, and waits for the turn of the one after; at the
+   * endpoint's rate as it is then (a PATCH re-paces what is queued). */
   private release(endpointId: string, rate: number): void {
     const paced = this.pacedQueues.get(endpointId);
     if (!paced || paced.timer || this.stopped) return;
@@ -196,6 +197,8 @@ export class Dispatcher {
     if (wait <= 0) {
       const task = paced.tasks.shift();
       if (!task) return void this.pacedQueues.delete(endpointId);
+      const now = task.app.endpoints.get(endpointId)?.throttleRate;
+      rate = now !== undefined && now > 0 ? now : rate;
       paced.next = Date.now() + 1_000 / rate;
       this.queue.push(task);
       this.pump();

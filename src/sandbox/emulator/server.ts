@@ -19,6 +19,7 @@ import {
 import { listenOnLoopback } from '../net';
 import {
   Dispatcher,
+  matches,
   SANDBOX_DISABLE_AFTER_MS,
   SANDBOX_OVERLOAD_PENALTY_MS,
   SANDBOX_RETRY_SCHEDULE_MS,
@@ -105,6 +106,8 @@ export interface EmulatorOptions {
    * What an account really answers is a finding of the contract suite.
    */
   assumePlanRefusesThrottleRate?: boolean;
+  /** Answer `replay-missing` 404, as the open-source server does (it is Svix Cloud's): a Zap then cannot catch up. */
+  withoutReplayMissing?: boolean;
   /**
    * False: deliveries go out as fast as they can, whatever an endpoint's throttleRate, as the open-source server's
    * worker does (the soak and the benchmark stress the delivery path beyond the pace a Zap's endpoint gets, and
@@ -741,6 +744,10 @@ export class ProviderEmulator {
       if (method !== 'POST') throw notAllowed();
       return { status: 202, body: this.recover(app, endpoint, decoded(RecoverIn, body)) };
     }
+    if (leaf === 'replay-missing' && segments.length === 7 && this.options.withoutReplayMissing !== true) {
+      if (method !== 'POST') throw notAllowed();
+      return { status: 202, body: this.replayMissing(app, endpoint, decoded(RecoverIn, body)) };
+    }
     if (leaf === 'secret' && segments.length === 7) {
       if (method === 'GET') return { status: 200, body: { key: endpoint.secret } };
       throw notAllowed();
@@ -778,6 +785,23 @@ export class ProviderEmulator {
       if (failedOnly && this.store.hasPayload(message)) this.dispatcher.resend(app, message, endpoint);
     }
     return { id: newId('qtask'), status: 'running', task: 'endpoint.recover', updatedAt: new Date().toISOString() };
+  }
+
+  /**
+   * `replay-missing` (Svix Cloud's, as its API contract documents it): sends the endpoint each message made since
+   * `since` (until `until`, or now) that it would take and was never sent, however old the endpoint: what it was
+   * not there for, too. Takes `since` and `until` as `recover` does; the request body's shape is the same.
+   */
+  private replayMissing(app: AppRecord, endpoint: EndpointRecord, input: RecoverIn) {
+    const until = input.until ? Date.parse(input.until) : Date.now();
+    const since = Date.parse(input.since);
+    for (const message of app.messages.values()) {
+      const at = Date.parse(message.timestamp);
+      const sent = message.attempts.some((attempt) => attempt.endpointId === endpoint.id);
+      if (at >= since && at < until && !sent && matches(endpoint, message) && this.store.hasPayload(message))
+        this.dispatcher.resend(app, message, endpoint);
+    }
+    return { id: newId('qtask'), status: 'running', task: 'endpoint.replay', updatedAt: new Date().toISOString() };
   }
 
   private integrationRoute(

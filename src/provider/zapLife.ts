@@ -1,0 +1,213 @@
+import { createHash } from 'node:crypto';
+import { isRight } from 'fp-ts/Either';
+import * as t from 'io-ts';
+import type { Bundle, ZObject } from 'zapier-platform-core';
+import { CLAIM_TTL_SECONDS } from '../delivery/claim';
+import { readFilters } from '../fields/filters';
+import { MESSAGES, type Missed } from '../messages';
+import { SubscribeData } from '../models/inbound';
+import { deleteEndpoint, findEndpoint, listEndpoints, paceEndpoint, replayMissing } from './api';
+import { probeNx } from './cache';
+import type { EndpointOut } from './codecs';
+import { timeOfProviderId } from './ksuid';
+import { callerOf, ioOf, type Caller } from './request';
+import { subscribeEndpoint, THROTTLE_RATE, ZapMeta, zapEndpointOf } from './zapEndpoint';
+
+/**
+ * A Zap's life as Zapier runs it: turned on (performSubscribe), off (performUnsubscribe), and edited while on.
+ *
+ * Zapier documents that it subscribes when a Zap is turned on and unsubscribes when it is turned off or deleted,
+ * with a new target URL for each activation. How it runs an edit of a Zap that is on (which call first, how far
+ * apart, the same URL or a new one) it does not document, so every order is safe:
+ * - Each subscription makes an endpoint of its own, and an unsubscribe deletes only its own: a new version that
+ *   subscribes first is never left without one.
+ * - A Zap's runs are claimed under its scope (the Zap's id, or its target URL where Zapier names no Zap), not its
+ *   endpoint's: a message reaching one Zap through the old version's endpoint and the new one's runs once.
+ * - A subscribe that finds its Zap's old endpoint still there, or its Zap turned off in the last 2 minutes, asks
+ *   Svix to send the new endpoint what was made in the 10 minutes before (what was in flight, or made between the
+ *   calls): the claims run each once. With "Run Events Missed While Off", turning on again does that for the whole
+ *   time the Zap was off (up to 7 days; when Svix had disabled its endpoint, 7 days).
+ * - The Consumer App's Zap endpoints are paced to 25 messages a second between them, as Zaps come and go: Zapier
+ *   takes about 10,000 hooks in 5 minutes from one person. Which endpoints there are is kept in z.cache, so that a
+ *   subscribe makes one Svix call when nothing else needs pacing; when z.cache has lost it, Svix lists them.
+ */
+
+/** Edits, and catching up: how soon after a Zap is turned off a subscribe counts as its edit, how far back an
+ * edit's catch-up reaches, and the furthest back any does (as long as runs are remembered). */
+export const CATCH_UP = { editWithinMs: 2 * 60_000, marginMs: 10 * 60_000, maxMs: 7 * 24 * 3_600_000 };
+
+const hashOf = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 32);
+
+/** A Zap's scope: the Zap Zapier names at subscribe, or else its target URL (Trigger Inbox names no Zap). */
+export const zapScopeOf = (zap: ZapMeta | undefined, targetUrl: string): string => {
+  const id = zap?.id === undefined ? '' : String(zap.id).trim();
+  return id !== '' && id !== '0' ? `zap-${hashOf(id)}` : `url-${hashOf(targetUrl)}`;
+};
+
+/** Under what a subscription's runs are claimed: its Zap's scope, or its endpoint's id for one made before scopes. */
+export const claimScopeOf = (subscription: SubscribeData): string => subscription.zap ?? subscription.id;
+
+/** This integration's endpoints in the Consumer App: each with its Zap's scope and its rate (none: unpaced). */
+const Paced = t.type({ id: t.string, zap: t.string, rate: t.union([t.number, t.null]) });
+type Paced = t.TypeOf<typeof Paced>;
+const Registry = t.type({ endpoints: t.array(Paced) });
+/** Per Consumer App, by where the connection finds it. */
+export const registryKey = (connection: Pick<Caller['connection'], 'appId' | 'baseUrl'>): string =>
+  `zaps:${hashOf(`${connection.appId}\u0000${connection.baseUrl}`)}`;
+
+/** When a Zap was last turned off, under which scope its runs were claimed, and from when it missed events. */
+const Off = t.type({ at: t.number, claims: t.string, since: t.number });
+type Off = t.TypeOf<typeof Off>;
+const offKey = (scope: string): string => `off:${scope}`;
+
+/** The rate each of `count` endpoints gets: 25 a second between them, at least 1 each (Svix's least). */
+export const shareOf = (count: number): number => Math.max(1, Math.floor(THROTTLE_RATE / Math.max(1, count)));
+
+/** The endpoints Svix lists as this integration's (their uid says so); one Svix disabled, unpaced (it gets nothing)
+ * but counted, until its Zap's next subscribe removes it. */
+export const pacedOf = (endpoints: readonly EndpointOut[]): Paced[] =>
+  endpoints
+    .filter((endpoint) => (endpoint.uid ?? '').startsWith('zapier-'))
+    .map((endpoint) => ({
+      ...{ id: endpoint.id, zap: endpoint.metadata?.zap ?? endpoint.id },
+      rate: endpoint.disabled === true ? null : (endpoint.throttleRate ?? null),
+    }));
+
+/** z.cache is best effort here: a Zap turns on and off whatever it answers. */
+const cached = async <T>(call: () => Promise<T>): Promise<T | undefined> => {
+  try {
+    return await call();
+  } catch {
+    return undefined;
+  }
+};
+
+/** Which endpoints there are: from z.cache, or else as Svix lists them (undefined: unknown, Svix failing say). */
+const readRegistry = async (caller: Caller): Promise<Paced[] | undefined> => {
+  const decoded = Registry.decode(await cached(() => caller.io.cache.get(registryKey(caller.connection))));
+  if (isRight(decoded)) return decoded.right.endpoints;
+  const listed = await listEndpoints(caller).catch(() => undefined);
+  return listed && pacedOf(listed);
+};
+/** Keeps which endpoints there are; the connection test does too, from its listing, before a Zap is turned on. */
+export const writeRegistry = (caller: Caller, endpoints: Paced[]) =>
+  cached(() => caller.io.cache.set(registryKey(caller.connection), { endpoints }, CLAIM_TTL_SECONDS, false));
+
+/** Paces each endpoint (but those Svix would not pace) at `rate` where it is paced faster (`down`) or slower; one
+ * gone from Svix leaves the list, one that fails keeps its old rate, to be paced next time. */
+const repace = async (caller: Caller, endpoints: Paced[], rate: number, down: boolean): Promise<Paced[]> => {
+  const kept: Paced[] = [];
+  for (const endpoint of endpoints) {
+    const needs = endpoint.rate !== null && (down ? endpoint.rate > rate : endpoint.rate < rate);
+    const status = needs ? await paceEndpoint(caller, endpoint.id, rate).catch(() => undefined) : undefined;
+    if (status === 404) continue;
+    kept.push(status !== undefined && status < 300 ? { ...endpoint, rate } : endpoint);
+  }
+  return kept;
+};
+
+/** From when a subscribe asks Svix to send again what its Zap missed: none, but for an edit or when asked. */
+export const catchUpSince = (at: {
+  now: number;
+  scope: string;
+  /** Whether the person asked to run events missed while the Zap was off. */
+  asked: boolean;
+  /** Whether the Zap's old endpoint is still there: an edit whose new version subscribed first. */
+  editing: boolean;
+  off: Off | undefined;
+}): number | undefined => {
+  if (at.editing) return at.now - CATCH_UP.marginMs;
+  // Runs claimed under another scope (a subscription made before scopes) would run again.
+  const { off } = at;
+  if (!off || off.claims !== at.scope || at.now - off.at > CATCH_UP.maxMs) return undefined;
+  if (at.now - off.at <= CATCH_UP.editWithinMs) return Math.max(off.since, at.now - CATCH_UP.maxMs);
+  return at.asked ? Math.max(off.since, at.now - CATCH_UP.maxMs) : undefined;
+};
+
+/** Asks Svix to send the endpoint what it missed since then: undefined when it does, else why it did not. */
+const catchUp = async (caller: Caller, endpointId: string, since: number): Promise<Missed | undefined> => {
+  const answer = await replayMissing(caller, endpointId, since).catch(() => 500);
+  if (answer === true) return undefined;
+  return answer === 401 || answer === 403 ? 'not-permitted' : 'refused';
+};
+
+/**
+ * The Zap's endpoints from before this subscription (the registry's): those Svix disabled, or that are gone, are
+ * removed (an unsubscribe that never ran); the rest are an edit's old version, which its unsubscribe removes.
+ */
+const earlierOfZap = async (caller: Caller, endpoints: Paced[], scope: string): Promise<Paced[]> => {
+  const kept: Paced[] = [];
+  for (const endpoint of endpoints) {
+    const found = endpoint.zap === scope ? await findEndpoint(caller, endpoint.id) : undefined;
+    if (found?.disabled === true) await deleteEndpoint(caller, endpoint.id);
+    if (endpoint.zap !== scope || found?.disabled === false) kept.push(endpoint);
+  }
+  return kept;
+};
+
+/** A Zap turned on (performSubscribe): its own endpoint, paced with the others, and what it missed, if wanted. */
+export const subscribeZap = async (z: ZObject, bundle: Bundle, now: number): Promise<SubscribeData> => {
+  const caller = callerOf(z, bundle, 'zap-editor');
+  if (!bundle.targetUrl) throw new z.errors.Error(MESSAGES.missingTargetUrl, 'MissingTargetUrl', 400);
+  const io = ioOf(z);
+  const meta = ZapMeta.decode(bundle.meta?.zap);
+  const zap = isRight(meta) ? meta.right : undefined;
+  const scope = zapScopeOf(zap, bundle.targetUrl);
+  // Unknown: this Zap is paced as if alone, and the next subscribe or unsubscribe lists them again.
+  const known = await readRegistry(caller);
+  const others = await earlierOfZap(caller, known ?? [], scope);
+  const rate = shareOf(others.length + 1);
+  const endpoint = await subscribeEndpoint(caller, bundle.targetUrl, { meta: zap, scope, rate });
+  const paced = await repace(caller, others, rate, true);
+  const own = { id: endpoint.id, zap: scope, rate: endpoint.paced ? rate : null };
+  if (known) await writeRegistry(caller, [...paced, own]);
+  const filters = readFilters(bundle.inputData);
+  const off = Off.decode(await cached(() => io.cache.get(offKey(scope))));
+  const since = catchUpSince({
+    ...{ now, scope, asked: filters.ok && filters.filters.catchUp },
+    ...{ editing: others.some((other) => other.zap === scope), off: isRight(off) ? off.right : undefined },
+  });
+  const missed = since === undefined ? undefined : await catchUp(caller, endpoint.id, since);
+  // Learnt once here, so that deliveries claim a message in one round trip.
+  const cacheHonoursNx = await probeNx(io);
+  return {
+    ...{ id: endpoint.id, secret: endpoint.secret, checkedAt: now, zap: scope },
+    ...(missed === undefined ? {} : { missed }),
+    ...(cacheHonoursNx === undefined ? {} : { cacheHonoursNx }),
+  };
+};
+
+/**
+ * A Zap turned off (performUnsubscribe): its endpoint deleted, with any this integration made earlier for the same
+ * target URL (a subscribe whose answer was lost, retried: no unsubscribe would ever remove it), the others paced
+ * again, and when it went off kept (from days before, if Svix had disabled it).
+ */
+export const unsubscribeZap = async (z: ZObject, bundle: Bundle, now: number): Promise<{ removed: boolean }> => {
+  const caller = callerOf(z, bundle, 'zap-editor');
+  const id = zapEndpointOf(bundle.subscribeData, bundle.targetUrl);
+  const all = await listEndpoints(caller).catch(() => undefined);
+  const own = all?.find((endpoint) => endpoint.id === id || endpoint.uid === id);
+  const madeAt = (endpoint: EndpointOut) => timeOfProviderId(endpoint.id) ?? Infinity;
+  const orphans = (all ?? []).filter(
+    (endpoint) =>
+      own !== undefined &&
+      endpoint !== own &&
+      (endpoint.uid ?? '').startsWith('zapier-') &&
+      endpoint.url === bundle.targetUrl &&
+      madeAt(endpoint) < madeAt(own),
+  );
+  const removed = id ? (await deleteEndpoint(caller, own?.id ?? id)) === 'deleted' : false;
+  for (const orphan of orphans) await deleteEndpoint(caller, orphan.id);
+  const gone = new Set([own?.id ?? id, ...orphans.map((orphan) => orphan.id)]);
+  const left = (all ? pacedOf(all) : await readRegistry(caller))?.filter((endpoint) => !gone.has(endpoint.id));
+  if (left) await writeRegistry(caller, await repace(caller, left, shareOf(left.length), false));
+  const stored = SubscribeData.decode(bundle.subscribeData);
+  if (isRight(stored) && bundle.targetUrl) {
+    const meta = ZapMeta.decode(bundle.meta?.zap);
+    const scope = stored.right.zap ?? zapScopeOf(isRight(meta) ? meta.right : undefined, bundle.targetUrl);
+    const since = own?.disabled === true ? 0 : now - CATCH_UP.marginMs;
+    const off: Off = { at: now, claims: claimScopeOf(stored.right), since };
+    await cached(() => ioOf(z).cache.set(offKey(scope), off, CLAIM_TTL_SECONDS, false));
+  }
+  return { removed };
+};
