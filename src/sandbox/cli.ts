@@ -7,6 +7,7 @@ import { AuctionService } from './auctions';
 import { burstLine, runBurst } from './burst';
 import { ProviderEmulator } from './emulator';
 import { runStory, summaryLine } from './story';
+import { runZapLife, zapLifeLine } from './zapLifeStory';
 
 /** What `--serve` listens with unless told otherwise: what .env.example says. */
 export const SERVE_DEFAULTS = { port: 8071, apiKey: 'testsk_local' };
@@ -20,15 +21,19 @@ const USAGE = `Usage:
   npm start -- --archived           the same with AUCTION_STATUS_CHANGE archived after the set-up: what a Zap
                                     with the integration key reads, then the Zap turned on (its subscribe
                                     un-archives it with the API Access Key)
+  npm start -- --edits              a Zap's life: edited while events flow (in both orders Zapier may run an
+                                    edit), then off, events sent, and on again catching up what it missed;
+                                    each event runs once
   npm start -- --serve [--port P] [--api-key K]
                                     run the provider emulator on 127.0.0.1:P (default ${SERVE_DEFAULTS.port}) until
                                     stopped, with the sandbox's Consumer App and a few auction events in it,
                                     for zapier-platform invoke (key K, default ${SERVE_DEFAULTS.apiKey})
-  npm start -- --burst N [--unpaced]
-                                    N auction events at once to one Zap, whose endpoint Svix paces at 25 a
-                                    second (or not, with --unpaced, as the open-source server): how many
-                                    Zapier refused past its limit of 30 a second for one hook, and whether
-                                    each event ran once`;
+  npm start -- --burst N [--zaps Z] [--unpaced]
+                                    N auction events at once to Z Zaps (default 1), whose endpoints Svix paces
+                                    at 25 a second together (or not, with --unpaced, as the open-source
+                                    server): how many Zapier refused past its limits (30 a second for one
+                                    hook, 10,000 in 5 minutes for one person), and whether each event ran
+                                    once in each Zap`;
 
 const positiveInteger = (text: string | undefined, fallback: number, max: number): number | undefined => {
   if (text === undefined) return fallback;
@@ -73,8 +78,10 @@ const OPTIONS = {
   port: { type: 'string' },
   'api-key': { type: 'string' },
   burst: { type: 'string' },
+  zaps: { type: 'string' },
   unpaced: { type: 'boolean' },
   archived: { type: 'boolean' },
+  edits: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -88,8 +95,10 @@ export const main = async (argv: string[], env: Env = process.env): Promise<numb
     port?: string;
     'api-key'?: string;
     burst?: string;
+    zaps?: string;
     unpaced?: boolean;
     archived?: boolean;
+    edits?: boolean;
     help?: boolean;
   };
   try {
@@ -119,13 +128,19 @@ export const main = async (argv: string[], env: Env = process.env): Promise<numb
   }
   if (values.burst !== undefined) {
     const burst = positiveInteger(values.burst, 300, 10_000);
-    if (burst === undefined) {
-      process.stderr.write(`--burst takes a whole number from 1 to 10000.\n${USAGE}\n`);
+    const zaps = positiveInteger(values.zaps, 1, 25);
+    if (burst === undefined || zaps === undefined) {
+      process.stderr.write(`--burst takes a whole number from 1 to 10000, --zaps one from 1 to 25.\n${USAGE}\n`);
       return 2;
     }
-    const result = await runBurst({ events: burst, paced: values.unpaced !== true });
+    const result = await runBurst({ events: burst, zaps, paced: values.unpaced !== true });
     process.stdout.write(`${burstLine(result)}\n`);
     return result.lost === 0 && result.doubled === 0 ? 0 : 1;
+  }
+  if (values.edits) {
+    const summary = await runZapLife((line) => process.stdout.write(`${line}\n`));
+    process.stdout.write(`${zapLifeLine(summary)}\n`);
+    return summary.lost === 0 && summary.doubled === 0 && summary.endpointsLeft === 0 ? 0 : 1;
   }
   const events = positiveInteger(values.events, 12, 100_000);
   if (events === undefined) {

@@ -30,6 +30,8 @@ export interface Zap {
   targetUrl: string;
   /** The target URL's own id (a new one for each activation, as Zapier makes; an edit may keep it). */
   hook: string;
+  /** Whether Zapier names the Zap to its subscribe (`meta.zap`); Trigger Inbox names none. */
+  named: boolean;
   inputData: Record<string, unknown>;
   subscribeData: SubscribeData;
 }
@@ -40,6 +42,8 @@ export interface Edit {
   sameUrl: boolean;
   /** The edited Zap's options; the same as before by default. */
   inputData?: Record<string, unknown>;
+  /** What happens between the two calls (events sent, say). */
+  between?: () => Promise<void>;
 }
 
 /**
@@ -216,8 +220,13 @@ export class HookRunner {
    * Turns a Zap on: performSubscribe with a new target URL (Zapier makes one for each activation) and the Zap in
    * `meta`, as Zapier does; the Zap `id` of one turned on before, to turn it on again.
    */
-  async turnOn(name: string, inputData: Record<string, unknown> = {}, id = this.newId()): Promise<Zap> {
-    return this.subscribe({ id, name, inputData, hook: this.newId() });
+  async turnOn(
+    name: string,
+    inputData: Record<string, unknown> = {},
+    id = this.newId(),
+    { named = true, hook = this.newId() }: { named?: boolean; hook?: string } = {},
+  ): Promise<Zap> {
+    return this.subscribe({ id, name, inputData, hook, named });
   }
 
   /** Turns a Zap off: performUnsubscribe, as Zapier does; its target URL then answers 410 (unless it serves again). */
@@ -230,26 +239,32 @@ export class HookRunner {
       inputData: zap.inputData,
       targetUrl: zap.targetUrl,
       subscribeData: zap.subscribeData,
-      meta: { zap: { id: zap.id, name: zap.name } },
+      ...(zap.named ? { meta: { zap: { id: zap.id, name: zap.name } } } : {}),
     });
   }
 
   /** An edit of a Zap that is on, published: its old subscription off and a new one on, in either order. */
   async edit(zap: Zap, edit: Edit): Promise<Zap> {
-    const next = { id: zap.id, name: zap.name, inputData: edit.inputData ?? zap.inputData };
+    const next = { id: zap.id, name: zap.name, named: zap.named, inputData: edit.inputData ?? zap.inputData };
     const hook = edit.sameUrl ? zap.hook : this.newId();
-    if (edit.order === 'unsubscribe-first') await this.turnOff(zap);
+    if (edit.order === 'unsubscribe-first') {
+      await this.turnOff(zap);
+      await edit.between?.();
+      return this.subscribe({ ...next, hook });
+    }
     const edited = await this.subscribe({ ...next, hook });
-    if (edit.order === 'subscribe-first') await this.turnOff(zap);
+    await edit.between?.();
+    await this.turnOff(zap);
     return edited;
   }
 
   private newId = (): string => randomBytes(6).toString('hex');
 
   private async subscribe(zap: Omit<Zap, 'targetUrl' | 'subscribeData'>): Promise<Zap> {
-    const { id, name, inputData, hook } = zap;
+    const { id, name, inputData, hook, named } = zap;
     const targetUrl = `${this.server?.url ?? ''}/hooks/standard/${hook}/`;
-    const returned = await this.operation('performSubscribe', { inputData, targetUrl, meta: { zap: { id, name } } });
+    const meta = named ? { meta: { zap: { id, name } } } : {};
+    const returned = await this.operation('performSubscribe', { inputData, targetUrl, ...meta });
     const decoded = SubscribeData.decode(returned);
     if (!isRight(decoded)) throw new Error('performSubscribe returned no endpoint id and secret');
     const subscribed: Zap = { ...zap, targetUrl, subscribeData: decoded.right };

@@ -16,6 +16,26 @@ describe('a burst of events at once', () => {
     );
   }, 60_000);
 
+  it('to three Zaps, paced at 25 a second together, reaches Zapier with no 429, and every event runs once in each', async () => {
+    const result = await runBurst({ events: 40, zaps: 3, paced: true });
+    expect(result).toEqual(
+      expect.objectContaining({ zaps: 3, hookLimitAnswers: 0, zapRuns: 120, doubled: 0, lost: 0 }),
+    );
+  }, 60_000);
+
+  it("unpaced to two Zaps, meets Zapier's limit for one person across them (here 50 in 5 minutes)", async () => {
+    // 30 events to each of two Zaps: under the limit of one hook (30 each), over the person's (60 in all).
+    const result = await runBurst({
+      events: 30,
+      zaps: 2,
+      paced: false,
+      hookLimit: { perSecond: 1_000, perFiveMinutes: 50 },
+      retryScheduleMs: [5],
+    });
+    // 50 taken; the other 10 refused, and refused again when Svix tries each once more within the 5 minutes.
+    expect(result).toEqual(expect.objectContaining({ zapRuns: 50, hookLimitAnswers: 20, lost: 10 }));
+  }, 60_000);
+
   it('unpaced (as the open-source server sends), meets 429s from Zapier, and Svix retries them', async () => {
     // A third of Zapier's limit: the stand-in shares this process with the performs, and on a busy machine it
     // may see even a burst arrive at under 30 a second. Svix retries a refused delivery every second here.

@@ -122,6 +122,22 @@ describe('npm start', () => {
     expect(out).not.toMatch(/whsec_|sk_sandbox_|integsk_/);
   }, 60_000);
 
+  it('--edits: a Zap edited while events flow, in both orders, then off and on again catching up: each event once', async () => {
+    const { code, out } = await collect(['start', '--', '--edits']);
+    expect(code).toBe(0);
+    expect(out).toContain('new version turned on first, at the same address');
+    expect(out).toContain('old version turned off first, new address');
+    expect(out).toContain('turned it on again: Svix sent it the events it missed');
+    const summary = summaryOf(
+      out
+        .trim()
+        .split('\n')
+        .pop()
+        ?.replace(/^zap life: /, '') ?? '',
+    );
+    expect(summary).toMatchObject({ events: 21, zap_runs: 21, doubled: 0, lost: 0, endpoints_left: 0 });
+  }, 60_000);
+
   it('refuses a bad --events with exit code 2', async () => {
     const { code, err } = await collect(['start', '--', '--events', 'many']);
     expect(code).toBe(2);

@@ -1,0 +1,229 @@
+import { randomBytes } from 'node:crypto';
+import * as t from 'io-ts';
+import app from '../src';
+import { missedMessage } from '../src/messages';
+import { EndpointOut } from '../src/provider/codecs';
+import { CATCH_UP, catchUpSince, shareOf, zapScopeOf } from '../src/provider/zapLife';
+import { AuctionService } from '../src/sandbox/auctions';
+import { ProviderEmulator, type EmulatorOptions } from '../src/sandbox/emulator';
+import { HookRunner, type Edit, type Zap } from '../src/sandbox/hookRunner';
+import { PlatformStandIn, platformInvoker, type Identity } from '../src/sandbox/platform';
+import { ProviderClient } from '../src/setup/client';
+import { runSetup } from '../src/setup/setup';
+import { errorDetails } from './helpers/fixtures';
+
+/**
+ * A Zap's life as people live it (src/provider/zapLife.ts), against the emulator, through core's handler with
+ * z.cache on the platform stand-in: edited while on (in either order, with the same target URL or a new one, with
+ * deliveries in flight), several Zaps on one Consumer App, turned off and on again with and without catching up,
+ * and subscribed with no Zap named.
+ */
+
+const KEY = `testsk_${randomBytes(8).toString('hex')}`;
+const IDENTITY: Identity = { authId: 'zap-life', userId: 'someone' };
+let emulator: ProviderEmulator;
+let platform: PlatformStandIn;
+let runner: HookRunner;
+let auctions: AuctionService;
+let authData: Record<string, string>;
+let appId: string;
+let account: ProviderClient;
+
+const start = async (options: Partial<EmulatorOptions> = {}): Promise<void> => {
+  emulator = new ProviderEmulator({ apiKey: KEY, ...options });
+  platform = new PlatformStandIn();
+  const serverUrl = await emulator.start();
+  await platform.start();
+  account = new ProviderClient({ baseUrl: serverUrl, apiKey: KEY });
+  appId = (await runSetup({ client: account, appName: 'Zap Life House' })).appId;
+  authData = { apiKey: KEY, appId, serverUrl };
+  runner = new HookRunner({ app, platform, authData, identity: IDENTITY });
+  await runner.start();
+  auctions = new AuctionService(account, appId);
+};
+afterEach(async () => {
+  await runner.stop();
+  await emulator.stop();
+  await platform.stop();
+});
+
+const invoke = (operation: string, bundle: Record<string, unknown>) =>
+  platformInvoker({ app, platform, identity: IDENTITY, quiet: true })(operation, bundle);
+
+/** `count` auction events sent now. */
+const send = async (count: number): Promise<void> => {
+  for (let index = 0; index < count; index += 1) await auctions.emitNext(2);
+};
+/** Every delivery made and every perform run, retries included. */
+const settle = async (): Promise<void> => {
+  for (let round = 0; round < 2; round += 1) {
+    await emulator.idle();
+    await runner.idle();
+  }
+};
+/** How often each event sent so far ran in this Zap (by its id, the same across its edits). */
+const runsOf = (zap: Zap): number[] =>
+  auctions.emitted.map(
+    ({ messageId }) =>
+      runner.runs.filter((run) => run.zapId === zap.id && run.outcome === 'ran' && run.messageId === messageId).length,
+  );
+
+const Endpoints = t.type({ data: t.array(EndpointOut) });
+const endpoints = async () =>
+  account.decode(
+    Endpoints,
+    (await account.call({ method: 'GET', path: `/api/v1/app/${appId}/endpoint`, action: 'x' })).body,
+    'x',
+  ).data;
+
+describe('a Zap edited while it is on', () => {
+  const edits: Array<Omit<Edit, 'between'>> = [
+    { order: 'subscribe-first', sameUrl: true },
+    { order: 'subscribe-first', sameUrl: false },
+    { order: 'unsubscribe-first', sameUrl: true },
+    { order: 'unsubscribe-first', sameUrl: false },
+  ];
+
+  it.each(edits)(
+    'runs every event once, those in flight and those sent between the calls included (%j)',
+    async (edit) => {
+      await start();
+      const zap = await runner.turnOn('Email bidders');
+      await send(3);
+      await settle();
+      // Sent before the edit, delivered after it; then sent between its two calls; then after it.
+      const release = emulator.holdDeliveries();
+      await send(3);
+      const edited = await runner.edit(zap, { ...edit, between: () => send(2) });
+      release();
+      await send(3);
+      await settle();
+      expect(runsOf(zap)).toEqual(Array<number>(11).fill(1));
+      // One endpoint left, the edited subscription's, paced alone at 25 a second.
+      expect((await endpoints()).map(({ id, throttleRate }) => ({ id, throttleRate }))).toEqual([
+        { id: edited.subscribeData.id, throttleRate: 25 },
+      ]);
+    },
+  );
+});
+
+describe('several Zaps on one Consumer App', () => {
+  it('paces their endpoints to 25 a second together as Zaps come and go, in one Svix call when nothing else needs it', async () => {
+    await start();
+    // The connection test lists the endpoints and keeps them in z.cache: the first Zap then makes one call.
+    await invoke('authentication.test', { authData });
+    const before = emulator.stats().requests;
+    const first = await runner.turnOn('Email bidders');
+    expect(emulator.stats().requests - before).toBe(1);
+    const second = await runner.turnOn('Update the website');
+    const third = await runner.turnOn('Sync the CRM');
+    const rates = async () => (await endpoints()).map((endpoint) => endpoint.throttleRate).sort();
+    expect(await rates()).toEqual([8, 8, 8]);
+    await runner.turnOff(second);
+    expect(await rates()).toEqual([12, 12]);
+    await send(4);
+    await settle();
+    expect([runsOf(first), runsOf(third)]).toEqual([
+      [1, 1, 1, 1],
+      [1, 1, 1, 1],
+    ]);
+  });
+
+  it('shares 25 a second, at least 1 each', () => {
+    expect([1, 2, 3, 25, 26, 100].map(shareOf)).toEqual([25, 12, 8, 1, 1, 1]);
+  });
+});
+
+describe('a Zap turned off and on again', () => {
+  /** A Zap on, two events run, turned off, three events sent while it is off; then on again. */
+  const offAndOn = async (inputData: Record<string, unknown>, options: Partial<EmulatorOptions> = {}) => {
+    await start(options);
+    const zap = await runner.turnOn('Email bidders', inputData);
+    await send(2);
+    await settle();
+    await runner.turnOff(zap);
+    await send(3);
+    await settle();
+    return zap;
+  };
+
+  it('with "Run Events Missed While Off": runs each event it missed once, and none it ran before again', async () => {
+    const zap = await offAndOn({ catchUp: true });
+    const again = await runner.turnOn(zap.name, zap.inputData, zap.id);
+    await settle();
+    expect(runsOf(zap)).toEqual([1, 1, 1, 1, 1]);
+    expect(again.subscribeData.missed).toBeUndefined();
+  });
+
+  it('without it, more than 2 minutes after it was turned off: only new events run, as Zapier does', async () => {
+    const zap = await offAndOn({});
+    // The Zap went off 3 minutes ago (what its unsubscribe kept, moved back).
+    const scope = zapScopeOf({ id: zap.id }, zap.targetUrl);
+    const off = platform.peek(IDENTITY, `off:${scope}`);
+    platform.poke(IDENTITY, `off:${scope}`, { ...Object(off), at: Date.now() - 3 * 60_000 });
+    await runner.turnOn(zap.name, zap.inputData, zap.id);
+    await send(1);
+    await settle();
+    expect(runsOf(zap)).toEqual([1, 1, 0, 0, 0, 1]);
+  });
+
+  it('where Svix will not send them again: the Zap still turns on, and Test trigger says why, in 250 characters', async () => {
+    const zap = await offAndOn({ catchUp: true }, { withoutReplayMissing: true });
+    const again = await runner.turnOn(zap.name, zap.inputData, zap.id);
+    expect(again.subscribeData.missed).toBe('refused');
+    const tested = await invoke('triggers.auction_status_changed.operation.performList', {
+      authData,
+      inputData: again.inputData,
+      subscribeData: again.subscribeData,
+      targetUrl: again.targetUrl,
+    }).then(
+      () => undefined,
+      (error: unknown) => errorDetails(error),
+    );
+    expect(tested).toMatchObject({ message: missedMessage('refused'), code: 'MissedEventsNotSent' });
+    expect(missedMessage('not-permitted').length).toBeLessThanOrEqual(250);
+    await send(1);
+    await settle();
+    expect(runsOf(zap)).toEqual([1, 1, 0, 0, 0, 1]);
+  });
+
+  it('decides how far back to catch up from what the last unsubscribe kept', () => {
+    const now = 1_800_000_000_000;
+    const scope = 'zap-a';
+    const off = (ago: number, since = now - ago - CATCH_UP.marginMs) => ({ at: now - ago, claims: scope, since });
+    const at = { now, scope, asked: false, editing: false };
+    // An edit whose new version subscribed first: the last 10 minutes.
+    expect(catchUpSince({ ...at, editing: true, off: undefined })).toBe(now - CATCH_UP.marginMs);
+    // Off a minute ago (an edit): from 10 minutes before it went off, asked or not.
+    expect(catchUpSince({ ...at, off: off(60_000) })).toBe(now - 60_000 - CATCH_UP.marginMs);
+    // Off an hour ago: only when asked.
+    expect(catchUpSince({ ...at, off: off(3_600_000) })).toBeUndefined();
+    expect(catchUpSince({ ...at, asked: true, off: off(3_600_000) })).toBe(now - 3_600_000 - CATCH_UP.marginMs);
+    // Its endpoint disabled when it went off: as far back as runs are remembered.
+    expect(catchUpSince({ ...at, asked: true, off: off(3_600_000, 0) })).toBe(now - CATCH_UP.maxMs);
+    // Off longer than runs are remembered, or its runs claimed under another scope (a subscription from before
+    // scopes): nothing, or it would run again what it ran.
+    expect(catchUpSince({ ...at, asked: true, off: off(CATCH_UP.maxMs + 1) })).toBeUndefined();
+    expect(catchUpSince({ ...at, asked: true, off: { ...off(60_000), claims: 'ep_old' } })).toBeUndefined();
+  });
+});
+
+describe('a trigger subscribed with no Zap named (Trigger Inbox)', () => {
+  it('turns on, paced, runs each event once, and catches up by its target URL when subscribed there again', async () => {
+    await start();
+    const inbox = await runner.turnOn('Inbox', {}, undefined, { named: false });
+    expect(inbox.subscribeData.zap).toBe(zapScopeOf(undefined, inbox.targetUrl));
+    const [endpoint] = await endpoints();
+    expect(endpoint?.description).toMatch(/^Zapier: Auction Status Changed\. Added when/);
+    expect(endpoint?.throttleRate).toBe(25);
+    await send(2);
+    await settle();
+    await runner.turnOff(inbox);
+    await send(2);
+    // Subscribed again at the same address within 2 minutes: what was sent meanwhile is sent to it, each once.
+    await runner.turnOn('Inbox', {}, inbox.id, { named: false, hook: inbox.hook });
+    await send(1);
+    await settle();
+    expect(runsOf(inbox)).toEqual([1, 1, 1, 1, 1]);
+  });
+});
