@@ -3,7 +3,7 @@ import * as t from 'io-ts';
 import app from '../src';
 import { missedMessage } from '../src/messages';
 import { EndpointOut } from '../src/provider/codecs';
-import { CATCH_UP, catchUpSince, shareOf, zapScopeOf } from '../src/provider/zapLife';
+import { CATCH_UP, catchUpOf, shareOf, zapScopeOf } from '../src/provider/zapLife';
 import { AuctionService } from '../src/sandbox/auctions';
 import { ProviderEmulator, type EmulatorOptions } from '../src/sandbox/emulator';
 import { HookRunner, type Edit, type Zap } from '../src/sandbox/hookRunner';
@@ -187,24 +187,39 @@ describe('a Zap turned off and on again', () => {
     expect(runsOf(zap)).toEqual([1, 1, 0, 0, 0, 1]);
   });
 
-  it('decides how far back to catch up from what the last unsubscribe kept', () => {
+  it('decides how far back to catch up from what the last unsubscribe kept, never before the Zap was on', () => {
     const now = 1_800_000_000_000;
+    const [hour, day] = [3_600_000, 24 * 3_600_000];
     const scope = 'zap-a';
-    const off = (ago: number, since = now - ago - CATCH_UP.marginMs) => ({ at: now - ago, claims: scope, since });
-    const at = { now, scope, asked: false, editing: false };
-    // An edit whose new version subscribed first: the last 10 minutes.
-    expect(catchUpSince({ ...at, editing: true, off: undefined })).toBe(now - CATCH_UP.marginMs);
-    // Off a minute ago (an edit): from 10 minutes before it went off, asked or not.
-    expect(catchUpSince({ ...at, off: off(60_000) })).toBe(now - 60_000 - CATCH_UP.marginMs);
+    /** Turned off `ago`, on since `on` (ms before now). */
+    const off = (ago: number, on = 3 * day, since = now - ago - CATCH_UP.inFlightMs) => ({
+      ...{ at: now - ago, claims: scope, since, on: now - on },
+    });
+    const at = { now, scope, asked: false, earlier: undefined };
+    // Svix may still be sending a message 33 hours after it was made (its retries, their jitter included).
+    expect(CATCH_UP.inFlightMs).toBe(Math.ceil((5 + 300 + 1_800 + 7_200 + 18_000 + 36_000 + 36_000) * 1_200));
+    // Nothing kept: on from now, nothing caught up.
+    expect(catchUpOf({ ...at, off: undefined })).toEqual({ on: now });
+    // An edit whose new version subscribed first, the Zap on for 3 days: what Svix may still be sending.
+    expect(catchUpOf({ ...at, earlier: now - 3 * day, off: undefined })).toEqual({
+      since: now - CATCH_UP.inFlightMs,
+      on: now - 3 * day,
+    });
+    // The same for a Zap on for an hour: from when it was turned on, no earlier.
+    expect(catchUpOf({ ...at, earlier: now - hour, off: undefined })).toEqual({ since: now - hour, on: now - hour });
+    // Off a minute ago (an edit), asked or not.
+    const edit = now - 60_000 - CATCH_UP.inFlightMs;
+    expect(catchUpOf({ ...at, off: off(60_000) })).toEqual({ since: edit, on: edit });
     // Off an hour ago: only when asked.
-    expect(catchUpSince({ ...at, off: off(3_600_000) })).toBeUndefined();
-    expect(catchUpSince({ ...at, asked: true, off: off(3_600_000) })).toBe(now - 3_600_000 - CATCH_UP.marginMs);
-    // Its endpoint disabled when it went off: as far back as runs are remembered.
-    expect(catchUpSince({ ...at, asked: true, off: off(3_600_000, 0) })).toBe(now - CATCH_UP.maxMs);
+    expect(catchUpOf({ ...at, off: off(hour) })).toEqual({ on: now });
+    expect(catchUpOf({ ...at, asked: true, off: off(hour) }).since).toBe(now - hour - CATCH_UP.inFlightMs);
+    // Its endpoint disabled when it went off: as far back as runs are remembered, but not before it was on.
+    expect(catchUpOf({ ...at, asked: true, off: off(hour, 30 * day, 0) }).since).toBe(now - CATCH_UP.maxMs);
+    expect(catchUpOf({ ...at, asked: true, off: off(hour, 2 * day, 0) }).since).toBe(now - 2 * day);
     // Off longer than runs are remembered, or its runs claimed under another scope (a subscription from before
     // scopes): nothing, or it would run again what it ran.
-    expect(catchUpSince({ ...at, asked: true, off: off(CATCH_UP.maxMs + 1) })).toBeUndefined();
-    expect(catchUpSince({ ...at, asked: true, off: { ...off(60_000), claims: 'ep_old' } })).toBeUndefined();
+    expect(catchUpOf({ ...at, asked: true, off: off(CATCH_UP.maxMs + 1) })).toEqual({ on: now });
+    expect(catchUpOf({ ...at, asked: true, off: { ...off(60_000), claims: 'ep_old' } })).toEqual({ on: now });
   });
 });
 

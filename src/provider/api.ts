@@ -78,8 +78,8 @@ export interface NewEndpoint {
   uid: string;
   description: string;
   secret: string;
-  /** Which Zap it serves (its scope, zapLife.ts), so that a listing of the app's endpoints says. */
-  metadata: { zap: string };
+  /** Which Zap it serves (its scope, zapLife.ts) and since when it has run events, so that a listing says. */
+  metadata: { zap: string; on: string };
   /** Messages a second Svix sends it at most. */
   throttleRate?: number;
 }

@@ -92,12 +92,12 @@ const makeEventTypeLive = async (caller: Caller): Promise<boolean> => {
 export const subscribeEndpoint = async (
   caller: Caller,
   targetUrl: string,
-  zap: { meta?: ZapMeta | undefined; scope: string; rate: number },
+  zap: { meta?: ZapMeta | undefined; scope: string; on: number; rate: number },
 ): Promise<{ id: string; secret: string; paced: boolean }> => {
   const uid = `zapier-${randomBytes(15).toString('hex')}`;
   const secret = newEndpointSecret();
   const description = endpointDescription(zap.meta);
-  const plain = { url: targetUrl, uid, description, secret, metadata: { zap: zap.scope } };
+  const plain = { url: targetUrl, uid, description, secret, metadata: { zap: zap.scope, on: String(zap.on) } };
   let paced = true;
   let eventTypeChecked = false;
   // Each remedy is tried once: pacing left out, the event type made live.

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { isRight } from 'fp-ts/Either';
 import * as t from 'io-ts';
 import type { Bundle, ZObject } from 'zapier-platform-core';
-import { CLAIM_TTL_SECONDS } from '../delivery/claim';
+import { CLAIM_TTL_SECONDS, REMEMBER_RUNS_SECONDS } from '../delivery/claim';
+import { RETRY_JITTER, RETRY_SCHEDULE_MS } from '../svix/rules';
 import { readFilters } from '../fields/filters';
 import { MESSAGES, type Missed } from '../messages';
 import { SubscribeData } from '../models/inbound';
@@ -24,17 +25,23 @@ import { subscribeEndpoint, THROTTLE_RATE, ZapMeta, zapEndpointOf } from './zapE
  * - A Zap's runs are claimed under its scope (the Zap's id, or its target URL where Zapier names no Zap), not its
  *   endpoint's: a message reaching one Zap through the old version's endpoint and the new one's runs once.
  * - A subscribe that finds its Zap's old endpoint still there, or its Zap turned off in the last 2 minutes, asks
- *   Svix to send the new endpoint what was made in the 10 minutes before (what was in flight, or made between the
- *   calls): the claims run each once. With "Run Events Missed While Off", turning on again does that for the whole
- *   time the Zap was off (up to 7 days; when Svix had disabled its endpoint, 7 days).
+ *   Svix to send the new endpoint what Svix may still have been sending (made in the 33 hours before: retries end
+ *   with the old endpoint), or made between the calls, but nothing from before the Zap was on: the claims run each
+ *   once. With "Run Events Missed While Off", turning on again does that for the whole time the Zap was off (up to
+ *   7 days; when Svix had disabled its endpoint, 7 days).
  * - The Consumer App's Zap endpoints are paced to 25 messages a second between them, as Zaps come and go: Zapier
  *   takes about 10,000 hooks in 5 minutes from one person. Which endpoints there are is kept in z.cache, so that a
  *   subscribe makes one Svix call when nothing else needs pacing; when z.cache has lost it, Svix lists them.
  */
 
-/** Edits, and catching up: how soon after a Zap is turned off a subscribe counts as its edit, how far back an
- * edit's catch-up reaches, and the furthest back any does (as long as runs are remembered). */
-export const CATCH_UP = { editWithinMs: 2 * 60_000, marginMs: 10 * 60_000, maxMs: 7 * 24 * 3_600_000 };
+/** Edits, and catching up: how soon after a Zap is turned off a subscribe counts as its edit; how long Svix may
+ * still be sending a message (its retries, their jitter included: the old endpoint's pending retries end with it);
+ * and the furthest back any catch-up reaches (as long as runs are remembered). */
+export const CATCH_UP = {
+  editWithinMs: 2 * 60_000,
+  inFlightMs: Math.ceil(RETRY_SCHEDULE_MS.reduce((sum, wait) => sum + wait, 0) * (1 + RETRY_JITTER)),
+  maxMs: REMEMBER_RUNS_SECONDS * 1_000,
+};
 
 const hashOf = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 32);
 
@@ -55,8 +62,9 @@ const Registry = t.type({ endpoints: t.array(Paced) });
 export const registryKey = (connection: Pick<Caller['connection'], 'appId' | 'baseUrl'>): string =>
   `zaps:${hashOf(`${connection.appId}\u0000${connection.baseUrl}`)}`;
 
-/** When a Zap was last turned off, under which scope its runs were claimed, and from when it missed events. */
-const Off = t.type({ at: t.number, claims: t.string, since: t.number });
+/** When a Zap was last turned off, under which scope its runs were claimed, from when it may have missed events,
+ * and since when it had run them. */
+const Off = t.type({ at: t.number, claims: t.string, since: t.number, on: t.number });
 type Off = t.TypeOf<typeof Off>;
 const offKey = (scope: string): string => `off:${scope}`;
 
@@ -106,22 +114,27 @@ const repace = async (caller: Caller, endpoints: Paced[], rate: number, down: bo
   return kept;
 };
 
-/** From when a subscribe asks Svix to send again what its Zap missed: none, but for an edit or when asked. */
-export const catchUpSince = (at: {
+/**
+ * From when a subscribe asks Svix to send again what its Zap missed (none: it does not), and since when the Zap
+ * runs events (its `on`, kept with its endpoint): never from before the Zap was on, or it would run events it never
+ * had. An edit catches up unasked: its new version subscribed first while the old one's endpoint (`earlier`, its
+ * `on`) is there, or the old one was turned off in the last 2 minutes. Otherwise only when asked.
+ */
+export const catchUpOf = (at: {
   now: number;
   scope: string;
   /** Whether the person asked to run events missed while the Zap was off. */
   asked: boolean;
-  /** Whether the Zap's old endpoint is still there: an edit whose new version subscribed first. */
-  editing: boolean;
+  earlier: number | undefined;
   off: Off | undefined;
-}): number | undefined => {
-  if (at.editing) return at.now - CATCH_UP.marginMs;
+}): { since?: number; on: number } => {
+  if (at.earlier !== undefined) return { since: Math.max(at.now - CATCH_UP.inFlightMs, at.earlier), on: at.earlier };
   // Runs claimed under another scope (a subscription made before scopes) would run again.
   const { off } = at;
-  if (!off || off.claims !== at.scope || at.now - off.at > CATCH_UP.maxMs) return undefined;
-  if (at.now - off.at <= CATCH_UP.editWithinMs) return Math.max(off.since, at.now - CATCH_UP.maxMs);
-  return at.asked ? Math.max(off.since, at.now - CATCH_UP.maxMs) : undefined;
+  const known = off !== undefined && off.claims === at.scope && at.now - off.at <= CATCH_UP.maxMs;
+  if (!known || (!at.asked && at.now - off.at > CATCH_UP.editWithinMs)) return { on: at.now };
+  const since = Math.max(off.since, off.on, at.now - CATCH_UP.maxMs);
+  return { since, on: since };
 };
 
 /** Asks Svix to send the endpoint what it missed since then: undefined when it does, else why it did not. */
@@ -131,18 +144,27 @@ const catchUp = async (caller: Caller, endpointId: string, since: number): Promi
   return answer === 401 || answer === 403 ? 'not-permitted' : 'refused';
 };
 
+/** Since when a Zap's endpoint has run events, as its metadata keeps it. */
+const onOf = (endpoint: EndpointOut): number | undefined => {
+  const on = Number(endpoint.metadata?.on);
+  return Number.isFinite(on) ? on : undefined;
+};
+
 /**
- * The Zap's endpoints from before this subscription (the registry's): those Svix disabled, or that are gone, are
- * removed (an unsubscribe that never ran); the rest are an edit's old version, which its unsubscribe removes.
+ * The Zap's endpoints from before this subscription (the registry's): those Svix disabled are removed (an
+ * unsubscribe that never ran), as are those gone; one still live is an edit's old version, which its unsubscribe
+ * removes: since when it ran events is kept.
  */
-const earlierOfZap = async (caller: Caller, endpoints: Paced[], scope: string): Promise<Paced[]> => {
+const earlierOfZap = async (caller: Caller, endpoints: Paced[], scope: string) => {
   const kept: Paced[] = [];
+  let on: number | undefined;
   for (const endpoint of endpoints) {
     const found = endpoint.zap === scope ? await findEndpoint(caller, endpoint.id) : undefined;
     if (found?.disabled === true) await deleteEndpoint(caller, endpoint.id);
     if (endpoint.zap !== scope || found?.disabled === false) kept.push(endpoint);
+    if (found?.disabled === false) on = Math.min(on ?? Infinity, onOf(found) ?? Infinity);
   }
-  return kept;
+  return { others: kept, earlier: on === Infinity ? undefined : on };
 };
 
 /** A Zap turned on (performSubscribe): its own endpoint, paced with the others, and what it missed, if wanted. */
@@ -155,23 +177,23 @@ export const subscribeZap = async (z: ZObject, bundle: Bundle, now: number): Pro
   const scope = zapScopeOf(zap, bundle.targetUrl);
   // Unknown: this Zap is paced as if alone, and the next subscribe or unsubscribe lists them again.
   const known = await readRegistry(caller);
-  const others = await earlierOfZap(caller, known ?? [], scope);
+  const { others, earlier } = await earlierOfZap(caller, known ?? [], scope);
+  const filters = readFilters(bundle.inputData);
+  const off = Off.decode(await cached(() => io.cache.get(offKey(scope))));
+  const { since, on } = catchUpOf({
+    ...{ now, scope, asked: filters.ok && filters.filters.catchUp },
+    ...{ earlier, off: isRight(off) ? off.right : undefined },
+  });
   const rate = shareOf(others.length + 1);
-  const endpoint = await subscribeEndpoint(caller, bundle.targetUrl, { meta: zap, scope, rate });
+  const endpoint = await subscribeEndpoint(caller, bundle.targetUrl, { meta: zap, scope, on, rate });
   const paced = await repace(caller, others, rate, true);
   const own = { id: endpoint.id, zap: scope, rate: endpoint.paced ? rate : null };
   if (known) await writeRegistry(caller, [...paced, own]);
-  const filters = readFilters(bundle.inputData);
-  const off = Off.decode(await cached(() => io.cache.get(offKey(scope))));
-  const since = catchUpSince({
-    ...{ now, scope, asked: filters.ok && filters.filters.catchUp },
-    ...{ editing: others.some((other) => other.zap === scope), off: isRight(off) ? off.right : undefined },
-  });
   const missed = since === undefined ? undefined : await catchUp(caller, endpoint.id, since);
   // Learnt once here, so that deliveries claim a message in one round trip.
   const cacheHonoursNx = await probeNx(io);
   return {
-    ...{ id: endpoint.id, secret: endpoint.secret, checkedAt: now, zap: scope },
+    ...{ id: endpoint.id, secret: endpoint.secret, checkedAt: now, zap: scope, on },
     ...(missed === undefined ? {} : { missed }),
     ...(cacheHonoursNx === undefined ? {} : { cacheHonoursNx }),
   };
@@ -205,8 +227,9 @@ export const unsubscribeZap = async (z: ZObject, bundle: Bundle, now: number): P
   if (isRight(stored) && bundle.targetUrl) {
     const meta = ZapMeta.decode(bundle.meta?.zap);
     const scope = stored.right.zap ?? zapScopeOf(isRight(meta) ? meta.right : undefined, bundle.targetUrl);
-    const since = own?.disabled === true ? 0 : now - CATCH_UP.marginMs;
-    const off: Off = { at: now, claims: claimScopeOf(stored.right), since };
+    const since = own?.disabled === true ? 0 : now - CATCH_UP.inFlightMs;
+    const on = stored.right.on ?? (own && onOf(own)) ?? stored.right.checkedAt ?? now;
+    const off: Off = { at: now, claims: claimScopeOf(stored.right), since, on };
     await cached(() => ioOf(z).cache.set(offKey(scope), off, CLAIM_TTL_SECONDS, false));
   }
   return { removed };

@@ -49,21 +49,22 @@ const endpointBodyOf =
   (body: unknown): boolean => {
     if (typeof body !== 'object' || body === null || !('secret' in body) || typeof body.secret !== 'string')
       return false;
-    if (!('uid' in body) || typeof body.uid !== 'string') return false;
+    if (!('uid' in body) || typeof body.uid !== 'string' || !('metadata' in body)) return false;
     sentSecret = body.secret;
-    const { secret, uid, ...rest } = body;
+    const { secret, uid, metadata, ...rest } = body;
+    // Since when the Zap runs events: its first turning on, now.
+    const on = new RegExp(`^\\{"zap":"${scope}","on":"\\d{13}"\\}$`);
     return (
       SECRET_PATTERN.test(secret) &&
       UID_PATTERN.test(uid) &&
+      on.test(JSON.stringify(metadata)) &&
       JSON.stringify(rest) ===
         JSON.stringify({
           url: TARGET_URL,
           description,
           eventTypes: ['AUCTION_STATUS_CHANGE'],
-          secret,
-          metadata: { zap: scope },
           ...(paced ? { throttleRate: THROTTLE_RATE } : {}),
-        }).replace(`"secret":"${secret}",`, '')
+        })
     );
   };
 const endpointBody = endpointBodyOf();
@@ -92,6 +93,7 @@ describe('performSubscribe', () => {
       secret: sentSecret,
       checkedAt: expect.any(Number),
       zap: SCOPE,
+      on: Reflect.get(Object(subscribed), 'checkedAt'),
       cacheHonoursNx: true,
     });
     expect(sentSecret).toMatch(SECRET_PATTERN);
