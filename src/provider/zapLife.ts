@@ -9,6 +9,7 @@ import { MESSAGES, type Missed } from '../messages';
 import { SubscribeData } from '../models/inbound';
 import { deleteEndpoint, findEndpoint, listEndpoints, paceEndpoint, replayMissing } from './api';
 import { probeNx } from './cache';
+import { CLOCK_ALLOWANCE_SECONDS } from './signature';
 import type { EndpointOut } from './codecs';
 import { timeOfProviderId } from './ksuid';
 import { callerOf, ioOf, type Caller } from './request';
@@ -116,8 +117,8 @@ const repace = async (caller: Caller, endpoints: Paced[], rate: number, down: bo
 
 /**
  * From when a subscribe asks Svix to send again what its Zap missed (none: it does not), and since when the Zap
- * runs events (its `on`, kept with its endpoint): never from before the Zap was on, or it would run events it never
- * had. An edit catches up unasked: its new version subscribed first while the old one's endpoint (`earlier`, its
+ * runs events (its `on`, kept with its endpoint): never from before the Zap was on (but for the 5 minutes two clocks
+ * may differ), or it would run events it never had. An edit catches up unasked: its new version subscribed first while the old one's endpoint (`earlier`, its
  * `on`) is there, or the old one was turned off in the last 2 minutes. Otherwise only when asked.
  */
 export const catchUpOf = (at: {
@@ -128,13 +129,16 @@ export const catchUpOf = (at: {
   earlier: number | undefined;
   off: Off | undefined;
 }): { since?: number; on: number } => {
-  if (at.earlier !== undefined) return { since: Math.max(at.now - CATCH_UP.inFlightMs, at.earlier), on: at.earlier };
+  // Svix compares `since` with its own clock, which may be 5 minutes from this one.
+  const from = (on: number) => on - CLOCK_ALLOWANCE_SECONDS * 1_000;
+  if (at.earlier !== undefined)
+    return { since: Math.max(at.now - CATCH_UP.inFlightMs, from(at.earlier)), on: at.earlier };
   // Runs claimed under another scope (a subscription made before scopes) would run again.
   const { off } = at;
   const known = off !== undefined && off.claims === at.scope && at.now - off.at <= CATCH_UP.maxMs;
   if (!known || (!at.asked && at.now - off.at > CATCH_UP.editWithinMs)) return { on: at.now };
-  const since = Math.max(off.since, off.on, at.now - CATCH_UP.maxMs);
-  return { since, on: since };
+  const since = Math.max(off.since, from(off.on), at.now - CATCH_UP.maxMs);
+  return { since, on: Math.max(since, off.on) };
 };
 
 /** Asks Svix to send the endpoint what it missed since then: undefined when it does, else why it did not. */
