@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { isRight } from 'fp-ts/Either';
 import app from '../index';
-import { EndpointSecretOut, MessageOut } from '../provider/codecs';
+import { EndpointSecretOut, ListResponseEndpointOut, MessageOut } from '../provider/codecs';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
 import { AuctionService } from '../sandbox/auctions';
 import { PlatformStandIn, platformInvoker } from '../sandbox/platform';
@@ -201,10 +201,14 @@ export const runContract = async (
         subscription = made.right;
         return `endpoint ${made.right.id}`;
       });
-      await check(`${label}: subscribe again (Zapier retried): the same endpoint`, async () => {
+      // Zapier subscribes again when it lost the first answer, and keeps only the answer it got: a second endpoint,
+      // and the unsubscribe below removes both (the first is an older endpoint for the same URL).
+      await check(`${label}: subscribe again (Zapier retried): a new endpoint the Zap keeps`, async () => {
         const again = SubscribeData.decode(await invoke(SUBSCRIBE, { authData, targetUrl, inputData: {} }));
-        if (!isRight(again) || again.right.id !== subscription?.id) throw new Error('a second endpoint was made');
-        return 'same endpoint, its secret read back';
+        if (!isRight(again)) throw new Error('performSubscribe returned no endpoint');
+        if (again.right.id === subscription?.id) throw new Error('the first endpoint was answered again');
+        subscription = again.right;
+        return `endpoint ${again.right.id}`;
       });
       if (!subscription) continue;
       const zap = subscription;
@@ -250,7 +254,15 @@ export const runContract = async (
       await check(`${label}: unsubscribe`, async () => {
         const removed = await invoke('triggers.auction_status_changed.operation.performUnsubscribe', bundle);
         if (!JSON.stringify(removed).includes('true')) throw new Error('the endpoint was not removed');
-        return 'endpoint removed';
+        const listed = await account.call({
+          method: 'GET',
+          path: `/api/v1/app/${app_}/endpoint?limit=250`,
+          action: 'listing endpoints',
+        });
+        const left = account.decode(ListResponseEndpointOut, listed.body, 'listing endpoints').data;
+        const forUrl = left.filter((endpoint) => endpoint.url === targetUrl).length;
+        if (forUrl > 0) throw new Error(`${forUrl} endpoint(s) for the Zap's URL left`);
+        return 'both endpoints removed';
       });
     }
 

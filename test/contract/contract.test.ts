@@ -67,7 +67,7 @@ describe('npm run contract', () => {
     expect(isRight(report) && report.right.runs[0]?.calls.length).toBeGreaterThan(40);
   }, 30_000);
 
-  it('asks each question only Svix Cloud answers, printed as a finding (here, what the open-source server says)', async () => {
+  it('asks each question only Svix Cloud answers, printed as a finding (here, what the emulator says)', async () => {
     const { io, lines } = collecting();
     expect(await main([], io)).toBe(0);
     const saw = (question: string) => lines.find((line) => line.startsWith(`  saw   cloud: ${question}: `)) ?? '';
@@ -79,7 +79,8 @@ describe('npm run contract', () => {
     expect(saw('a message of an archived event type')).toMatch(/: accepted \(202\)$/);
     expect(saw("throttleRate 25 on this account's plan")).toMatch(/: accepted, kept at 25 a second$/);
     expect(saw('payload retention of 1 day, and of 90')).toMatch(/: 1 day: 202; 90 days: 202$/);
-    expect(saw('recover and replay-missing on an endpoint')).toMatch(/: recover 202; replay-missing 404$/);
+    // The emulator answers replay-missing as Svix Cloud does (the open-source server's 404 is its option).
+    expect(saw('recover and replay-missing on an endpoint')).toMatch(/: recover 202; replay-missing 202$/);
     expect(saw("a CORS preflight from a browser's origin")).toMatch(/: answers 200, allows origin \*$/);
     // None of them passes or fails the run.
     expect(lines.filter((line) => /FAIL|DIFFERS/.test(line))).toEqual([]);
