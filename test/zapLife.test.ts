@@ -3,7 +3,8 @@ import * as t from 'io-ts';
 import app from '../src';
 import { missedMessage } from '../src/messages';
 import { EndpointOut } from '../src/provider/codecs';
-import { CATCH_UP, catchUpOf, shareOf, zapScopeOf } from '../src/provider/zapLife';
+import { encodeKsuidMs } from '../src/provider/ksuid';
+import { CATCH_UP, catchUpOf, onAtSvix, shareOf, zapScopeOf } from '../src/provider/zapLife';
 import { AuctionService } from '../src/sandbox/auctions';
 import { ProviderEmulator, type EmulatorOptions } from '../src/sandbox/emulator';
 import { HookRunner, type Edit, type Zap } from '../src/sandbox/hookRunner';
@@ -185,6 +186,15 @@ describe('a Zap turned off and on again', () => {
     await send(1);
     await settle();
     expect(runsOf(zap)).toEqual([1, 1, 0, 0, 0, 1]);
+  });
+
+  it("counts the Zap on from when Svix made its endpoint, on Svix's clock, where that is earlier", () => {
+    const now = 1_800_000_000_000;
+    const idMadeAt = (at: number) => `ep_${encodeKsuidMs(at, new Uint8Array(15))}`;
+    // Svix's clock 6 minutes behind this one: `since` is read on Svix's.
+    expect(onAtSvix(now, idMadeAt(now - 360_000))).toBe(now - 360_000);
+    expect(onAtSvix(now, idMadeAt(now + 60_000))).toBe(now);
+    expect(onAtSvix(now, 'ep_not-an-id')).toBe(now);
   });
 
   it('decides how far back to catch up from what the last unsubscribe kept, never before the Zap was on', () => {

@@ -148,10 +148,16 @@ const catchUp = async (caller: Caller, endpointId: string, since: number): Promi
   return answer === 401 || answer === 403 ? 'not-permitted' : 'refused';
 };
 
+/**
+ * Since when a Zap has run events, given since when it ran them here (this clock) and the endpoint Svix made for it:
+ * the earlier of the two, Svix's id telling when it made the endpoint on its own clock, which `since` is read on.
+ */
+export const onAtSvix = (on: number, endpointId: string): number => Math.min(on, timeOfProviderId(endpointId) ?? on);
+
 /** Since when a Zap's endpoint has run events, as its metadata keeps it. */
 const onOf = (endpoint: EndpointOut): number | undefined => {
   const on = Number(endpoint.metadata?.on);
-  return Number.isFinite(on) ? on : undefined;
+  return Number.isFinite(on) ? onAtSvix(on, endpoint.id) : undefined;
 };
 
 /**
@@ -197,7 +203,7 @@ export const subscribeZap = async (z: ZObject, bundle: Bundle, now: number): Pro
   // Learnt once here, so that deliveries claim a message in one round trip.
   const cacheHonoursNx = await probeNx(io);
   return {
-    ...{ id: endpoint.id, secret: endpoint.secret, checkedAt: now, zap: scope, on },
+    ...{ id: endpoint.id, secret: endpoint.secret, checkedAt: now, zap: scope, on: onAtSvix(on, endpoint.id) },
     ...(missed === undefined ? {} : { missed }),
     ...(cacheHonoursNx === undefined ? {} : { cacheHonoursNx }),
   };

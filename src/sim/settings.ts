@@ -35,6 +35,7 @@ export const FIELDS = {
   endpoints: number(1, 5_000), // the app's endpoints (a Zap's each), every process serving them all
   cold: oneOf(true, false), // every delivery in a fresh process
   hours: number(0, 24), // a long run: the events spread over this many hours, junk every 2 min, Svix down hourly
+  edits: number(0, 20), // Zaps edited while on: re-subscribed in either order, at the same target URL or a new one
 };
 type Field = keyof typeof FIELDS;
 const isField = (key: string): key is Field => Object.hasOwn(FIELDS, key);
@@ -62,7 +63,7 @@ const BASE: Setting = {
   ...{ name: 'base', events: 200, perSecond: 2, share: 0.05, rotations: 3, grace: 'both', closePairs: false },
   ...{ junkBurst: 0, historyFaults: false, svixClockSeconds: 0, processes: 2, backlogSeconds: 0, stolen: 0 },
   ...{ cacheLatencyMs: 0, commitLagMs: 0, svixClockJumps: false, forgeAheadSeconds: 0, junkSpreadSeconds: 0 },
-  ...{ endpoints: 1, cold: false, hours: 0 },
+  ...{ endpoints: 1, cold: false, hours: 0, edits: 0 },
 };
 const vary = (name: string, changes: Partial<Setting>): Setting => ({ ...BASE, ...changes, name });
 const EVERYTHING: Partial<Setting> = {
@@ -116,6 +117,10 @@ export const SETTINGS: readonly Setting[] = [
   vary('long-run', { events: 500, rotations: 10, hours: 24 }),
   vary('wide-world', { ...EVERYTHING, ...WIDE }),
   vary('wide-world-cold', { ...EVERYTHING, ...WIDE, cold: true }),
+  // Zaps edited while on, in either order, at the same target URL or a new one, with deliveries in flight.
+  vary('edits', { share: 0.1, rotations: 5, endpoints: 3, edits: 8 }),
+  vary('edits-wide', { ...EVERYTHING, ...WIDE, edits: 12 }),
+  vary('edits-long', { events: 500, rotations: 10, hours: 24, endpoints: 3, edits: 12 }),
 ];
 
 /** The setting with each `--set KEY=VALUE` and `--rule KEY=VALUE` applied (its name marked), or why one is refused. */

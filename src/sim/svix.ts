@@ -123,6 +123,13 @@ export class SimSvix {
   };
   /** When a process first read a secret newer than this one (Infinity: none yet). */
   newerReadAt = (spell: SecretSpell): number => this.endpoint(spell.endpoint).newerReadAt(spell);
+  /** An endpoint made now (a Zap's new subscription), with a secret of its own: its index. */
+  addEndpoint = (): number => {
+    const endpoint = new SimEndpoint(this.newId('ep'), this.endpoints.length, this.newSecret(), this.scheduler.now);
+    this.endpoints.push(endpoint);
+    this.byId.set(endpoint.id, endpoint);
+    return endpoint.index;
+  };
   /** The signature header of a delivery signed at `seconds` (Svix's whole seconds) with these keys. */
   sign = (id: string, seconds: number, body: string, keys: readonly string[]): string =>
     keys.map((key) => `v1,${hmac(key, `${id}.${seconds}.${body}`)}`).join(' ');

@@ -10,6 +10,9 @@ import { EventLoop, Scheduler } from './scheduler';
 import { rulesOf, type Setting } from './settings';
 import { SimSvix, type SecretSpell, type SimMessage } from './svix';
 import { retryDelayMs, RETRY_SCHEDULE_MS, type FailedAttempt } from '../svix/rules';
+import type { SubscribeData } from '../models/inbound';
+import { CATCH_UP, catchUpOf, onAtSvix } from '../provider/zapLife';
+import { SimZaps } from './zaps';
 
 /** One simulated run: auction events from a simulated Svix through Zapier's queue to 1–4 processes, each a Runtime of
  * the app's real delivery code on its own virtual clock and simulated ports (z.cache, Svix), adversity in every part.
@@ -78,6 +81,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   const svix = new SimSvix(svixRandom, scheduler, setting.svixClockSeconds * SECOND, faults, setting.endpoints);
   const commits = root.fork(); // how long Svix's transaction writing a message takes
   const retries = root.fork(); // the jitter of Svix's retries
+  const editing = root.fork(); // the Zaps' edits
   const reading = plan.chance(0.5) ? 'zapier' : 'redis';
   const cacheOptions = {
     reading,
@@ -106,11 +110,16 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const process: Process = { index, skew: index === 0 ? 0 : plan.int(-PROCESS_SKEW, PROCESS_SKEW), lives: [] };
     return newLife(process).process;
   });
-  /** What each endpoint's subscribe stored: its id and first secret, and whether it learnt the cache honours nx. */
-  const subscriptions = svix.endpoints.map((endpoint) => ({
+  /** What each endpoint's subscribe stored: its id and first secret, and whether it learnt the cache honours nx; where
+   * Zaps are edited, the Zap's scope and since when it runs events, as the app's subscribe stores them. */
+  const subscriptions: SubscribeData[] = svix.endpoints.map((endpoint) => ({
     ...{ id: endpoint.id, secret: endpoint.current.key, checkedAt: scheduler.now },
     ...(plan.chance(0.8) ? { cacheHonoursNx: true } : {}),
+    ...(setting.edits > 0 ? { zap: `zap-${endpoint.index}`, on: onAtSvix(scheduler.now, endpoint.id) } : {}),
   }));
+  const zaps = new SimZaps(svix, subscriptions);
+  /** Each Zap's messages, for what an edit asks Svix to send again. */
+  const messagesOf = new Map<number, SimMessage[]>();
   const authData = { apiKey: 'testsk_simulated', appId: svix.appId, serverUrl: 'http://127.0.0.1:9' };
 
   /** The ports a perform's calls go through; every call holds its process's event loop until answered. */
@@ -126,14 +135,17 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   /** Zapier's queue: a delivery waits, then its perform starts in the latest life of the process it went to (a new
    * one, where every delivery goes to a fresh process). */
   const receive = (delivery: SimDelivery): void => {
+    // Zapier hands the perform what the delivery's target URL serves now (none: it answers 410, and takes nothing).
+    const subscription = zaps.subscriptionFor(delivery.endpoint);
+    if (!subscription) return;
     vary.received?.(delivery);
     const waited = zapierRandom.chance(share) ? zapierRandom.between(SECOND, 5 * MINUTE) : zapierRandom.between(5, 300);
     const process = zapierRandom.pick(processes);
-    const start = () => startPerform(setting.cold ? newLife(process) : lifeOf(process), delivery);
+    const start = () => startPerform(setting.cold ? newLife(process) : lifeOf(process), delivery, subscription);
     scheduler.after(setting.backlogSeconds * SECOND + waited, start);
   };
 
-  const startPerform = (life: Life, delivery: SimDelivery): void => {
+  const startPerform = (life: Life, delivery: SimDelivery, subscribeData: SubscribeData): void => {
     const record: PerformRecord = {
       ...{ delivery, process: life.process.index, life: life.number, start: scheduler.now, end: scheduler.now },
       ...{ outcome: 'running', message: '', items: [], calls: [], cacheCalls: [] },
@@ -142,7 +154,6 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     life.running.add(record);
     busy.add(life);
     const rawRequest = { content: delivery.body, headers: headersOf(delivery) };
-    const subscribeData = subscriptions[delivery.endpoint];
     const settle = (outcome: PerformRecord['outcome'], message: string, items: PerformRecord['items'] = []) => {
       if (record.outcome === 'cut') return;
       Object.assign(record, { outcome, message, items: items.map((item) => ({ ...item })), end: scheduler.now });
@@ -172,6 +183,8 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
 
   /** Svix attempts a message: the endpoint may fail for a moment (Zapier never took it), or lose its answer. */
   const attempt = (message: SimMessage, endpoint: number, number: number): void => {
+    // A deleted endpoint's attempts end with it.
+    if (!zaps.live(endpoint)) return;
     const seconds = Math.floor(svix.now() / SECOND);
     const signedBy = svix.endpoint(endpoint).signingAt(scheduler.now);
     const keys = signedBy.map(({ key }) => key);
@@ -243,6 +256,42 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   };
   const junk = (endpoint: number) => forge('junk', endpoint, undefined, junkSecond(endpoint));
 
+  /**
+   * A Zap edited while on, as Zapier may run it: its new version subscribed first or its old one unsubscribed first,
+   * the two calls up to 5 s apart, at the same target URL or a new one. The new subscription asks Svix to send
+   * again what the app's subscribe asks (catchUpOf): Svix sends its endpoint each such message of the Zap.
+   */
+  const editZap = (at: number): void => {
+    const [zap, first, sameHook] = [editing.int(0, setting.endpoints - 1), editing.chance(0.5), editing.chance(0.5)];
+    const gap = editing.between(100, 5_000);
+    const scope = `zap-${zap}`;
+    const subscribe = (old: number, asked: Parameters<typeof catchUpOf>[0]) => {
+      const { since, on: from } = catchUpOf(asked);
+      const made = zaps.subscribe(zap, old, sameHook, (endpoint) => ({
+        ...{ id: svix.endpoint(endpoint).id, secret: svix.endpoint(endpoint).current.key },
+        ...{ checkedAt: scheduler.now, zap: scope, on: onAtSvix(from, svix.endpoint(endpoint).id) },
+        ...(editing.chance(0.8) ? { cacheHonoursNx: true } : {}),
+      }));
+      const replayed = (messagesOf.get(zap) ?? []).filter(
+        (message) => since !== undefined && message.createdAt >= since && message.committedAt <= scheduler.now,
+      );
+      for (const message of replayed) scheduler.after(editing.between(50, 2_000), () => attempt(message, made, 1));
+    };
+    scheduler.at(at, () => {
+      const old = zaps.current(zap);
+      const on = zaps.subscriptionFor(old)?.on ?? T0;
+      const asked = { now: scheduler.now, scope, asked: false };
+      if (first) {
+        subscribe(old, { ...asked, earlier: on, off: undefined });
+        scheduler.after(gap, () => zaps.unsubscribe(old));
+        return;
+      }
+      zaps.unsubscribe(old);
+      const off = { at: scheduler.now, claims: scope, since: scheduler.now - CATCH_UP.inFlightMs, on };
+      scheduler.after(gap, () => subscribe(old, { ...asked, now: scheduler.now, earlier: undefined, off }));
+    });
+  };
+
   // The plan: events at random (exponential waits), rotations among them, junk after each, processes gone cold.
   const meanWait = setting.hours > 0 ? (setting.hours * HOUR) / setting.events : SECOND / setting.perSecond;
   let at = T0 + 2 * SECOND;
@@ -253,13 +302,15 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
       // Attempts begin once Svix's transaction writing it commits.
       const lag = setting.commitLagMs > 0 ? heavy(commits, 1, setting.commitLagMs) : commits.between(1, 300);
       const message = svix.createMessage(payload, lag);
-      const endpoint = endpointOf();
-      scheduler.after(lag + plan.between(5, 50), () => attempt(message, endpoint, 1));
-      if (plan.chance(share))
-        scheduler.after(lag + plan.between(5, 200), () => attempt(message, endpoint, RETRY_SCHEDULE_MS.length + 1));
+      const zap = endpointOf();
+      messagesOf.set(zap, [...(messagesOf.get(zap) ?? []), message]);
+      // Sent to each endpoint of the Zap (two while an edit is under way).
+      const toEach = (number: number) => () => zaps.endpointsOf(zap).forEach((to) => attempt(message, to, number));
+      scheduler.after(lag + plan.between(5, 50), toEach(1));
+      if (plan.chance(share)) scheduler.after(lag + plan.between(5, 200), toEach(RETRY_SCHEDULE_MS.length + 1));
       if (plan.chance(share)) {
         const kind = plan.pick([...FORGERIES, 'replayed-id'] as const);
-        scheduler.after(lag + plan.between(0, 5_000), () => forge(kind, endpoint, message));
+        scheduler.after(lag + plan.between(0, 5_000), () => forge(kind, zaps.current(zap), message));
       }
     });
   }
@@ -279,13 +330,14 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const endpoint = setting.closePairs && index % 2 === 1 ? rotated : (rotated = endpointOf());
     const stale = setting.commitLagMs > 0 ? plan.between(0, 30 * SECOND) : 0;
     scheduler.at(time, () => {
-      svix.endpoint(endpoint).rotate(scheduler.now, svix.newSecret(), grace, stale);
+      const current = zaps.current(endpoint);
+      svix.endpoint(current).rotate(scheduler.now, svix.newSecret(), grace, stale);
       for (let count = 0; count < setting.junkBurst; count += 1) {
-        const second = junkSecond(endpoint);
-        scheduler.after(plan.between(0, 1_000), () => forge('junk', endpoint, undefined, second));
+        const second = junkSecond(current);
+        scheduler.after(plan.between(0, 1_000), () => forge('junk', current, undefined, second));
       }
       for (let count = 0; count < setting.stolen; count += 1)
-        scheduler.after(plan.between(0, 30 * MINUTE), () => forge('revoked-secret', endpoint, undefined));
+        scheduler.after(plan.between(0, 30 * MINUTE), () => forge('revoked-secret', current, undefined));
     });
   });
   // Svix's clock steps three times, staying within 5 minutes of where it began and never 5 minutes ahead.
@@ -304,10 +356,11 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     scheduler.at(down, () => (svix.downUntil = scheduler.now + minutes * MINUTE));
     for (let junkAt = first + hour * HOUR; junkAt < first + (hour + 1) * HOUR;) {
       junkAt += -2 * MINUTE * Math.log(1 - plan.between());
-      const endpoint = endpointOf();
-      scheduler.at(junkAt, () => junk(endpoint));
+      const zap = endpointOf();
+      scheduler.at(junkAt, () => junk(zaps.current(zap)));
     }
   }
+  for (let edit = 0; edit < setting.edits; edit += 1) editZap(first + editing.between(0.05, 0.95) * span);
   for (const process of processes) {
     for (let cold = 0; cold < 2; cold += 1) scheduler.at(first + plan.between(0, 1) * span, () => newLife(process));
   }
