@@ -62,6 +62,8 @@ export const RECORD_REFUSALS = {
     "Nothing to do unless you sent it: this delivery's signature did not match, and Svix's record of your Consumer App has no such event, so the Zap did not run.",
   beforeEndpoint:
     "Nothing to do: this delivery's signature did not match, and its event happened before this Zap was turned on, so the Zap did not run for it.",
+  endpointGone:
+    'Nothing to do if you edited or turned off this Zap: this delivery came to an endpoint it no longer uses, and it runs each event once from its current one. If not, turn the Zap off and on again: its endpoint was deleted in Svix.',
   expired: (messageId: string): string =>
     `If you still need it, ask the auction service to send event ${messageId} again: Svix no longer keeps its content, so the Zap could not confirm it and did not run.`,
 };

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as t from 'io-ts';
 import app from '../src';
-import { missedMessage } from '../src/messages';
+import { missedMessage, RECORD_REFUSALS } from '../src/messages';
 import { EndpointOut } from '../src/provider/codecs';
 import { encodeKsuidMs } from '../src/provider/ksuid';
 import { CATCH_UP, catchUpOf, onAtSvix, shareOf, zapScopeOf } from '../src/provider/zapLife';
@@ -11,7 +11,7 @@ import { HookRunner, type Edit, type Zap } from '../src/sandbox/hookRunner';
 import { PlatformStandIn, platformInvoker, type Identity } from '../src/sandbox/platform';
 import { ProviderClient } from '../src/setup/client';
 import { runSetup } from '../src/setup/setup';
-import { errorDetails } from './helpers/fixtures';
+import { errorDetails, newSecret, payload, signedRequest } from './helpers/fixtures';
 
 /**
  * A Zap's life as people live it (src/provider/zapLife.ts), against the emulator, through core's handler with
@@ -106,6 +106,26 @@ describe('a Zap edited while it is on', () => {
       ]);
     },
   );
+
+  it('halts a delivery still queued for the endpoint the edit removed, never fails it (errors can turn a Zap off)', async () => {
+    await start();
+    const zap = await runner.turnOn('Email bidders');
+    await send(1);
+    await settle();
+    await runner.edit(zap, { order: 'subscribe-first', sameUrl: true });
+    // Queued over a second (a read begun a second before a delivery arrived would settle its signature).
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    // Signed with a secret the old version never read (a rotation's, say): it reads the secret of an endpoint now gone.
+    const messageId = auctions.emitted[0]?.messageId;
+    const rawRequest = signedRequest(JSON.stringify(payload), { msgId: messageId, secrets: [newSecret()] });
+    const bundle = { authData, inputData: {}, subscribeData: zap.subscribeData, targetUrl: zap.targetUrl, rawRequest };
+    const halted = await invoke('triggers.auction_status_changed.operation.perform', bundle).then(
+      () => undefined,
+      (error: unknown) => errorDetails(error),
+    );
+    expect(halted).toMatchObject({ name: 'HaltedError', message: RECORD_REFUSALS.endpointGone });
+    expect(RECORD_REFUSALS.endpointGone.length).toBeLessThanOrEqual(250);
+  });
 });
 
 describe('several Zaps on one Consumer App', () => {

@@ -1,5 +1,5 @@
 import { isRight } from 'fp-ts/Either';
-import { couldNotCheck, couldNotConfirm, haltMessage } from '../messages';
+import { couldNotCheck, couldNotConfirm, haltMessage, RECORD_REFUSALS } from '../messages';
 import { ExpiredPayload, type MessageOut } from '../provider/codecs';
 import { getEndpointSecret, listMessagesBetween } from '../provider/api';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
@@ -22,7 +22,8 @@ import type { Runtime, Slot } from './runtime';
  */
 
 /** The Zap's endpoint as its subscribe stored it, keyed by the connection (as z.cache is scoped). */
-export type Subscription = { id: string; secret: string; checkedAt: number; key: string };
+/** The Zap's endpoint, and since when the Zap runs events (`on`): a message from before then was never sent to it. */
+export type Subscription = { id: string; secret: string; checkedAt: number; key: string; on?: number };
 export type Verdict = { kind: 'signed' } | { kind: 'confirmed'; event: unknown };
 /** A delivery as its perform reads it, before the machine keeps anything of it. */
 export type Envelope = Omit<Delivery, 'looked' | 'steps' | 'verdict'>;
@@ -33,7 +34,8 @@ export const historyKey = (endpointId: string): string => `history:${endpointId}
 /** The delivery's verdict: the usual one (signed with the current secret, known fresh) at once, without a promise. */
 export const verify = (runtime: Runtime, io: Io, caller: () => Caller, sub: Subscription, envelope: Envelope) => {
   const slot = runtime.endpoint(sub.key, () => ({
-    madeAt: timeOfProviderId(sub.id) ?? sub.checkedAt,
+    // An edit's or a catch-up's endpoint is sent messages from before it was made, as far back as the Zap was on.
+    madeAt: Math.min(timeOfProviderId(sub.id) ?? sub.checkedAt, sub.on ?? Infinity),
     current: { secret: sub.secret, start: sub.checkedAt, end: sub.checkedAt, by: 'subscribe' },
   }));
   const delivery = { ...envelope, looked: false, steps: 0, verdict: undefined };
@@ -80,7 +82,10 @@ const step = async (run: Run, command: Command): Promise<Verdict | void> => {
     case 'error':
       return raise(io, couldNotCheck(delivery.id));
     case 'refused':
-      // A read Svix refused (the key, say): its own failure is what the person reads.
+      // A read Svix refused (the key, say): its own failure is what the person reads. An endpoint Svix no longer has
+      // halts: most often the Zap's earlier one, removed by an edit (the current one runs the event) or turning it off.
+      if (command.call === 'read' && command.failure.kind === 'error' && command.failure.status === 404)
+        return halt(io, RECORD_REFUSALS.endpointGone);
       return raise(io, command.call === 'read' ? command.failure : couldNotConfirm(delivery.id)(command.failure));
     case 'wait':
       return runtime.wait(slot, Math.min(command.until, delivery.deadline));

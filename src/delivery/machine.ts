@@ -194,13 +194,7 @@ const sync = (e: Endpoint, d: Delivery, now: number, obliged = false): Command |
 };
 
 /** A read of the secret: the one scheduled or under way if it starts in time, else one of its own. */
-const reading = (
-  e: Endpoint,
-  d: Delivery,
-  now: number,
-  kind: Kind | undefined,
-  after = -Infinity,
-): Command | undefined => {
+const reading = (e: Endpoint, d: Delivery, now: number, kind?: Kind, after = -Infinity): Command | undefined => {
   const { read } = e;
   if (e.refused && e.refused.at >= d.arrivedAt) return { kind: 'refused', call: 'read', failure: e.refused.failure };
   if (read && joins(read, kind !== undefined))

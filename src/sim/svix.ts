@@ -123,6 +123,8 @@ export class SimSvix {
   };
   /** When a process first read a secret newer than this one (Infinity: none yet). */
   newerReadAt = (spell: SecretSpell): number => this.endpoint(spell.endpoint).newerReadAt(spell);
+  /** An endpoint deleted (a Zap's subscription removed): a read of its secret is answered 404, as Svix does. */
+  deleteEndpoint = (index: number): void => void this.byId.delete(this.endpoint(index).id);
   /** An endpoint made now (a Zap's new subscription), with a secret of its own: its index. */
   addEndpoint = (): number => {
     const endpoint = new SimEndpoint(this.newId('ep'), this.endpoints.length, this.newSecret(), this.scheduler.now);

@@ -6,7 +6,7 @@ import type { SimSvix } from './svix';
  * an edit is under way), the target URL each delivers to (a hook), and the subscription each hook serves, which is
  * what a perform of a delivery Zapier takes there is handed. An edit is run as the app's subscribe and unsubscribe
  * run it (src/provider/zapLife.ts): a new endpoint of its own, with a new secret, at the same hook or a new one; the
- * old endpoint deleted (its pending attempts end with it); what the app asks Svix to send again, sent.
+ * old endpoint deleted (its pending attempts end with it, a read of its secret answers 404); what the app asks Svix to send again, sent.
  */
 
 export class SimZaps {
@@ -60,6 +60,7 @@ export class SimZaps {
   /** An unsubscribe: the endpoint deleted, and its hook no longer served unless a newer endpoint serves it. */
   unsubscribe(endpoint: number): void {
     this.deleted.add(endpoint);
+    this.svix.deleteEndpoint(endpoint);
     const hook = this.hookOf[endpoint];
     const shared = this.hookOf.some((other, index) => other === hook && index !== endpoint && this.live(index));
     if (hook !== undefined && !shared) this.served.delete(hook);

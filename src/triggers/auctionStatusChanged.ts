@@ -62,9 +62,9 @@ export const operationsFor = (runtime: Runtime) => {
     const createdAt = isMessageId(id) ? timeOfProviderId(id) : undefined;
     const occurredAtMs = eventTimeOf(createdAt, seconds * 1000);
     if (isTooOldToRemember(occurredAtMs, arrivedAt)) return refuse(io, 'event-too-old');
-    const { checkedAt = 0, secret } = zap.right;
+    const { checkedAt = 0, secret, on } = zap.right;
     const key = `${connectionScope(bundle.authData)}\u0000${zap.right.id}`;
-    const sub = { id: zap.right.id, secret, checkedAt, key };
+    const sub = { id: zap.right.id, secret, checkedAt, key, on };
     const signatures = signatureCount(signature);
     const signedWith = signer(id, timestamp, signature, content);
     const delivery = { id, createdAt, signedAt: seconds * 1000, signatures, signedWith, arrivedAt, deadline };

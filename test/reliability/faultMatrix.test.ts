@@ -127,7 +127,12 @@ const EXCEPTIONS: Record<string, Record<string, Outcome>> = {
   unsubscribe: { '404': 'succeeds' },
   // Trouble that may pass is tried again until the delivery's time is up, the read and then the
   // provider's record; when neither answers, the error names the event and how to send it again.
-  "perform's read of a rotated secret": Object.fromEntries(PASSING.map((label) => [label, NOT_CHECKED])),
+  // An endpoint Svix no longer has halts: most often an edit or turning the Zap off removed it (the current one runs
+  // the event), and an error could get the Zap turned off.
+  "perform's read of a rotated secret": {
+    ...Object.fromEntries(PASSING.map((label) => [label, NOT_CHECKED])),
+    '404': { name: 'HaltedError' },
+  },
   // Every refusal of the record names the event and how to send it again (a refused key still says
   // to reconnect); trouble that may pass is tried again until the delivery's time is up, as above.
   "perform's check of the provider's record": {
