@@ -11,7 +11,8 @@ import { AuctionService } from './auctions';
 import { ProviderEmulator, type Fault, type FaultContext } from './emulator';
 import { newId, newSecret } from './emulator/store';
 import { FORGERIES, forge, isForgedBody, type Forgery } from './forgery';
-import { HookRunner, performingFor, type ZapRun } from './hookRunner';
+import { HookRunner, performingFor, type Edit, type ZapRun } from './hookRunner';
+import { claimScopeOf } from '../provider/zapLife';
 import { isRight } from 'fp-ts/Either';
 import { claimKey } from '../delivery/claim';
 import { historyKey } from '../delivery/driver';
@@ -58,6 +59,8 @@ export interface SoakOptions {
   signingOffsetMs?: number;
   /** Junk deliveries sent at once right after each rotation (signed with no secret the endpoint had). */
   junkBursts?: number;
+  /** The Zap is edited once half-way, deliveries in flight, in the order and at the URL the seed picks (default). */
+  edit?: boolean;
   /**
    * The share of performs run each in a fresh process of its own, as Zapier's runtime (AWS Lambda) runs them: cold,
    * with nothing else holding the event loop, so an operation cut off unanswered shows (a silent exit is lost).
@@ -96,6 +99,8 @@ export interface SoakResult {
   /** Zap runs whose claim was never stored (the cache kept throttling): a redelivery could run them again. */
   unclaimed: number;
   rotations: number;
+  /** The edit made half-way, if any: its order and whether the target URL stayed. */
+  edit: string;
   secretReads: number;
   /** Reads of a message's record at the provider, for deliveries the current secret did not sign. */
   recordReads: number;
@@ -123,7 +128,7 @@ export const soakLine = (result: SoakResult): string =>
   `redelivered=${result.redelivered} overlapping=${result.overlapping} ` +
   `transient_failures=${result.transientFailures} provider_retries=${result.providerRetries} ` +
   `endpoint_unanswered=${result.endpointUnanswered} ` +
-  `cache_faults=${result.cacheFaults} unclaimed=${result.unclaimed} rotations=${result.rotations} ` +
+  `cache_faults=${result.cacheFaults} unclaimed=${result.unclaimed} rotations=${result.rotations} edit=${result.edit} ` +
   `secret_reads=${result.secretReads} secret_read_faults=${result.secretReadFaults} ` +
   `record_reads=${result.recordReads} history_faults=${result.historyFaults} junk_burst=${result.junkBurst} ` +
   `junk_svix_calls=${result.junkSvixCalls} svix_calls_per_junk=${perJunk(result)} failed_runs=${result.failedRuns} ` +
@@ -174,6 +179,11 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   const plan = new Random(seed);
   const offsets = { redelivery: plan.int(0, 9_999), forgery: plan.int(0, 9_999), kind: plan.int(0, 99) };
   const bareChoice = plan.fork();
+  const editChoice = plan.fork();
+  const edit: Edit | undefined =
+    options.edit === false
+      ? undefined
+      : { order: editChoice.chance(0.5) ? 'subscribe-first' : 'unsubscribe-first', sameUrl: editChoice.chance(0.5) };
   const bareShare = options.bareShare ?? 0;
   const salt = `${seed}:`;
   const started = Date.now();
@@ -269,7 +279,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   try {
     const appId = runner.appId;
     await runner.start();
-    const zap = await runner.turnOn('Every status change');
+    let zap = await runner.turnOn('Every status change');
+    const editAt = edit ? Math.floor(options.events / 2) : -1;
     const auctionService = new AuctionService(client, appId);
     const rotateEvery = rotations > 0 ? Math.floor(options.events / (rotations + 1)) : 0;
     let secret = zap.subscribeData.secret;
@@ -311,6 +322,12 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     };
 
     for (let index = 0; index < options.events; index += 1) {
+      if (edit && index === editAt) {
+        // Edited while deliveries are in flight: a new endpoint and secret, runs claimed under the same Zap.
+        zap = await runner.edit(zap, edit);
+        secret = zap.subscribeData.secret;
+        replaced.length = 0;
+      }
       if (rotateEvery > 0 && rotated < rotations && index >= rotateEvery * (rotated + 1)) {
         // Due: made at once, whatever is still waiting in the queue. Immediate and with a grace
         // period in turn; the new key is given, so the soak knows which secret was revoked.
@@ -404,9 +421,11 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       providerRetries: stats.deliveries.retriesScheduled,
       endpointUnanswered: stats.deliveries.unanswered,
       cacheFaults: platform.calls.filter((call) => call.fault !== undefined).length,
-      unclaimed: ran.filter((id) => platform.peek(runner.identity, claimKey(zap.subscribeData.id, id)) === undefined)
-        .length,
+      unclaimed: ran.filter(
+        (id) => platform.peek(runner.identity, claimKey(claimScopeOf(zap.subscribeData), id)) === undefined,
+      ).length,
       rotations: rotated,
+      edit: edit ? `${edit.order}/${edit.sameUrl ? 'same-url' : 'new-url'}` : 'none',
       secretReads,
       secretReadFaults,
       recordReads,
@@ -446,7 +465,8 @@ const USAGE = `Usage: npm run soak [-- --events N] [--share S] [--rotations R] [
   --bare S        the share of performs run each in a fresh process of its own, as Zapier's
                   runtime runs them; one that ends without answering counts as lost (default 0.01)
   --seed N        the plan's seed: which events are redelivered, forged, failed once and
-                  faulted (default: one from the clock, printed in the summary)
+                  faulted, and how the Zap is edited (default: one from the clock, printed)
+  --no-edit       leave the Zap as it is (by default it is edited half-way, events in flight)
   --json          end with the result as one line of JSON instead of the summary line`;
 
 /** A whole number from `min` to `max`, or NaN. */
@@ -465,6 +485,7 @@ export const main = async (argv: string[]): Promise<number> => {
     'junk-bursts'?: string;
     seed?: string;
     bare?: string;
+    'no-edit'?: boolean;
     json?: boolean;
   };
   try {
@@ -479,6 +500,7 @@ export const main = async (argv: string[]): Promise<number> => {
         'junk-bursts': { type: 'string' },
         seed: { type: 'string' },
         bare: { type: 'string' },
+        'no-edit': { type: 'boolean' },
         json: { type: 'boolean' },
       },
     }));
@@ -512,6 +534,7 @@ export const main = async (argv: string[]): Promise<number> => {
     signingOffsetMs: -behind * 1000,
     junkBursts,
     bareShare: bare,
+    edit: values['no-edit'] !== true,
     seed,
     say: (line) => process.stdout.write(`${line}\n`),
   });
