@@ -22,6 +22,7 @@ import { runSetup } from '../setup/setup';
 import type { Comparison, RoundTrip, Throughput } from './report';
 import { elapsedMs, median, percentile, round, sideBySide } from './stats';
 import { budgetText, measureUntilDecided, REMEASURES, type Budget, type Judged } from './verdict';
+import { CACHE_SCOPE } from '../provider/request';
 
 export { ROOT };
 
@@ -161,7 +162,7 @@ const benchApp = {
         type: 'hook',
         perform: async (z: ZObject, bundle: Bundle) => {
           const id = String(bundle.rawRequest?.headers?.['Http-Svix-Id']);
-          const stored = await z.cache.set(`seen:${id}`, true, 3600, ['auth'], true);
+          const stored = await z.cache.set(`seen:${id}`, true, 3600, CACHE_SCOPE, true);
           return stored === true ? [bundle.cleanedRequest] : [];
         },
       },

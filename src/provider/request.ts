@@ -68,7 +68,12 @@ export interface Io {
   log: (line: string) => void;
 }
 
-const SCOPE = ['auth'];
+/**
+ * What z.cache keeps is the person's, across their connections: a Zap moved to another connection to the same
+ * Consumer App keeps its claims (else its catch-up would run again what it ran), and pacing is per person, as
+ * Zapier's limit is. Keys name what they are for (a message, a Zap, an endpoint, a Consumer App), never a connection.
+ */
+export const CACHE_SCOPE = ['user'];
 /** z as the app's port. The cache's get takes the scope as its second argument, which its published types omit. */
 export const ioOf = (z: ZObject): Io => ({
   send: async (options, raw) => {
@@ -81,8 +86,10 @@ export const ioOf = (z: ZObject): Io => ({
   },
   cache: {
     get: (key) =>
-      Promise.resolve<unknown>(Reflect.apply(z.cache.get, z.cache, [key, SCOPE])).then((value) => value ?? undefined),
-    set: (key, value, ttl, nx) => z.cache.set(key, value, ttl, SCOPE, nx),
+      Promise.resolve<unknown>(Reflect.apply(z.cache.get, z.cache, [key, CACHE_SCOPE])).then(
+        (value) => value ?? undefined,
+      ),
+    set: (key, value, ttl, nx) => z.cache.set(key, value, ttl, CACHE_SCOPE, nx),
   },
   errors: z.errors,
   log: (line) => z.console.log(line),

@@ -4,6 +4,7 @@ import * as t from 'io-ts';
 import { createAppHandler } from 'zapier-platform-core';
 import { isRight } from 'fp-ts/Either';
 import { serveOnLoopback, type LoopbackServer } from './net';
+import { CACHE_SCOPE } from '../provider/request';
 
 /**
  * A stand-in for Zapier's side of an invocation, on loopback: the RPC service
@@ -167,12 +168,12 @@ export class PlatformStandIn {
   }
 
   /** Stores a value as another process would have (no RPC call is recorded), for tests. */
-  poke(identity: Identity, key: string, value: unknown, scope: string[] | null = ['auth']): void {
+  poke(identity: Identity, key: string, value: unknown, scope: string[] | null = CACHE_SCOPE): void {
     this.store(this.storageKey(identity, key, scope), JSON.stringify(value), null);
   }
 
   /** The live entry for a key as the app named it, under a scope, for tests to look at. */
-  peek(identity: Identity, key: string, scope: string[] | null = ['auth']): unknown {
+  peek(identity: Identity, key: string, scope: string[] | null = CACHE_SCOPE): unknown {
     const entry = this.live(this.storageKey(identity, key, scope));
     return entry === undefined ? undefined : JSON.parse(entry.value);
   }

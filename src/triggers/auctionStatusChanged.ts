@@ -90,18 +90,19 @@ export const operationsFor = (runtime: Runtime) => {
   };
 
   type Event = Extract<PayloadResult, { ok: true }> & { messageId: string; occurredAtMs: number; deadline: number };
-  /** The Zap's filters fail closed. Map, then filter: a delivery this Zap does not want costs no round trip. */
+  /** The Zap's filters fail closed. Claimed, then filtered: a message its options skip is claimed too, so an edit
+   * that widens them does not run it when Svix sends it again (an edit's catch-up does). */
   const runOnce = (io: Io, bundle: DeliveryBundle, zap: SubscribeData, event: Event): Items => {
     const filters = filtersOf(io, bundle);
     const item = toTriggerItem(event.payload, event, event.extras.values);
-    if (!passesFilters(item, filters)) return [];
+    const wanted = passesFilters(item, filters);
     // Run each message once per Zap, however often and through whichever of its endpoints it is delivered.
     const scope = claimScopeOf(zap);
     const claim = <T>(then: (claimed: boolean) => T) => {
       const claimBy = Math.max(event.deadline, runtime.clock.now() + CLAIM_MIN_MS);
       return claimOnce(runtime, io, claimKey(scope, item.id), zap.cacheHonoursNx, claimBy, then);
     };
-    if (!filters.skipOutdated) return claim((claimed) => (claimed ? [item] : []));
+    if (!filters.skipOutdated || !wanted) return claim((claimed) => (claimed && wanted ? [item] : []));
     const bounded = withinDeadline(runtime.clock, io, event.deadline); // as the claim's and the machine's calls do
     return (async () => {
       if (await isOutdated(bounded, scope, item.auctionUuid, event.occurredAtMs)) return [];

@@ -19,6 +19,7 @@ import {
   subscription,
 } from '../helpers/fixtures';
 import { IDENTITY, usePlatform } from '../helpers/platform';
+import { CACHE_SCOPE } from '../../src/provider/request';
 
 /** What the Zap receives: when the event happened, protection from late arrivals, and every field sent. */
 
@@ -135,9 +136,9 @@ describe('Skip Outdated Events', () => {
       .filter((call) => call.key === key);
     // Read before the run, read again (a newer one may have been recorded meanwhile), then recorded.
     expect(calls).toEqual([
-      expect.objectContaining({ method: 'zcache_get', scope: ['auth'] }),
-      expect.objectContaining({ method: 'zcache_get', scope: ['auth'] }),
-      expect.objectContaining({ method: 'zcache_set', scope: ['auth'], ttl: CLAIM_TTL_SECONDS, nx: false }),
+      expect.objectContaining({ method: 'zcache_get', scope: CACHE_SCOPE }),
+      expect.objectContaining({ method: 'zcache_get', scope: CACHE_SCOPE }),
+      expect.objectContaining({ method: 'zcache_set', scope: CACHE_SCOPE, ttl: CLAIM_TTL_SECONDS, nx: false }),
     ]);
   });
 

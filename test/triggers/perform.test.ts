@@ -183,11 +183,12 @@ describe('perform (a live delivery)', () => {
   });
 
   it('applies the auctioneer filter', async () => {
-    await expect(run(signedRequest(body), { auctioneerUuid: '11111111-2222-3333-4444-555555555555' })).resolves.toEqual(
-      [],
-    );
+    const other = { auctioneerUuid: '11111111-2222-3333-4444-555555555555' };
+    await expect(run(signedRequest(body, { msgId: messageIdAt(Date.now()) }), other)).resolves.toEqual([]);
     await expect(
-      run(signedRequest(body), { auctioneerUuid: payload.auctioneerUuid.toUpperCase() }),
+      run(signedRequest(body, { msgId: messageIdAt(Date.now()) }), {
+        auctioneerUuid: payload.auctioneerUuid.toUpperCase(),
+      }),
     ).resolves.toHaveLength(1);
   });
 
