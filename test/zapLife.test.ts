@@ -107,6 +107,102 @@ describe('a Zap edited while it is on', () => {
     },
   );
 
+  it('with its options widened, does not run what they skipped before the edit (its catch-up sends it again)', async () => {
+    await start();
+    const zap = await runner.turnOn('Open auctions', { statuses: ['OPEN_FOR_BIDDING'] });
+    const [auctioneer] = auctions.auctioneers;
+    if (!auctioneer) throw new Error('the sandbox has no auctioneer');
+    const auction = await auctions.createAuction(auctioneer, 'DRAFT');
+    await auctions.changeStatus(auction, 'OPEN_FOR_BIDDING');
+    await settle();
+    // What the edit's catch-up sends is performed once the new version is on (as the edits above).
+    const release = emulator.holdDeliveries();
+    await runner.edit(zap, {
+      order: 'subscribe-first',
+      sameUrl: false,
+      inputData: { statuses: ['DRAFT', 'OPEN_FOR_BIDDING'] },
+    });
+    release();
+    await settle();
+    await auctions.createAuction(auctioneer, 'DRAFT');
+    await settle();
+    // The first DRAFT was skipped by the Zap as it was; the one after the edit runs.
+    expect(runsOf(zap)).toEqual([0, 1, 1]);
+  });
+
+  it('moved to another connection of the same person, runs nothing it ran again', async () => {
+    await start();
+    const zap = await runner.turnOn('Email bidders');
+    await send(3);
+    await settle();
+    // Edited to use another connection to the same Consumer App: the new version subscribes there, then the old goes.
+    const other = new HookRunner({ app, platform, authData, identity: { ...IDENTITY, authId: 'zap-life-2' } });
+    await other.start();
+    try {
+      await other.turnOn(zap.name, zap.inputData, zap.id);
+      await runner.turnOff(zap);
+      await send(2);
+      for (let round = 0; round < 2; round += 1) {
+        await emulator.idle();
+        await Promise.all([runner.idle(), other.idle()]);
+      }
+      const runs = [...runner.runs, ...other.runs].filter((run) => run.zapId === zap.id && run.outcome === 'ran');
+      expect(auctions.emitted.map(({ messageId }) => runs.filter((run) => run.messageId === messageId).length)).toEqual(
+        [1, 1, 1, 1, 1],
+      );
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it("keeps the new version's endpoint when the old version's unsubscribe is handed its subscription (same URL)", async () => {
+    await start();
+    const zap = await runner.turnOn('Email bidders');
+    await send(2);
+    await settle();
+    // The new version subscribed first at the same target URL; the old one's unsubscribe then gets what Zapier now
+    // keeps for that URL: the new subscription.
+    const edited = await runner.turnOn(zap.name, zap.inputData, zap.id, { hook: zap.hook });
+    await invoke('triggers.auction_status_changed.operation.performUnsubscribe', {
+      ...{ authData, subscribeData: edited.subscribeData, targetUrl: zap.targetUrl },
+      meta: { zap: { id: zap.id, name: zap.name } },
+    });
+    expect((await endpoints()).map(({ id }) => id)).toEqual([edited.subscribeData.id]);
+    await send(2);
+    await settle();
+    expect(runsOf(zap)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('asked to catch up after Svix disabled its endpoint, runs what Svix held back since, once each', async () => {
+    await start();
+    const zap = await runner.turnOn('Email bidders');
+    await send(2);
+    await settle();
+    // Svix gave up on the endpoint: what is sent now never reaches the Zap.
+    await account.call({
+      method: 'PATCH',
+      path: `/api/v1/app/${appId}/endpoint/${zap.subscribeData.id}`,
+      body: { disabled: true },
+      action: 'x',
+    });
+    await send(3);
+    await settle();
+    expect(runsOf(zap)).toEqual([1, 1, 0, 0, 0]);
+    // As Test trigger says: the option set to Yes, published (an edit), the Zap runs each once.
+    const release = emulator.holdDeliveries();
+    await runner.edit(zap, { order: 'subscribe-first', sameUrl: true, inputData: { catchUp: true } });
+    release();
+    await settle();
+    expect(runsOf(zap)).toEqual([1, 1, 1, 1, 1]);
+  });
+
+  it("where Svix will not resend what an edit's old version missed, the Zap says nothing of it (nobody asked)", async () => {
+    await start({ withoutReplayMissing: true });
+    const zap = await runner.turnOn('Email bidders');
+    const edited = await runner.edit(zap, { order: 'subscribe-first', sameUrl: false });
+    expect(edited.subscribeData.missed).toBeUndefined();
+  });
+
   it('halts a delivery still queued for the endpoint the edit removed, never fails it (errors can turn a Zap off)', async () => {
     await start();
     const zap = await runner.turnOn('Email bidders');
@@ -249,6 +345,8 @@ describe('a Zap turned off and on again', () => {
     expect(catchUpOf({ ...at, asked: true, off: off(hour) }).since).toBe(now - hour - CATCH_UP.inFlightMs);
     // Its endpoint disabled when it went off: as far back as runs are remembered, but not before it was on.
     expect(catchUpOf({ ...at, asked: true, off: off(hour, 30 * day, 0) }).since).toBe(now - CATCH_UP.maxMs);
+    // 12 hours inside the 7 days runs are remembered: a long catch-up takes hours to arrive at the Zap's pace.
+    expect(CATCH_UP.maxMs).toBe(7 * day - 12 * hour);
     expect(catchUpOf({ ...at, asked: true, off: off(hour, 2 * day, 0) })).toEqual({
       since: now - 2 * day - clocks,
       on: now - 2 * day,

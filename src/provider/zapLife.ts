@@ -29,7 +29,7 @@ import { subscribeEndpoint, THROTTLE_RATE, ZapMeta, zapEndpointOf } from './zapE
  *   Svix to send the new endpoint what Svix may still have been sending (made in the 33 hours before: retries end
  *   with the old endpoint), or made between the calls, but nothing from before the Zap was on: the claims run each
  *   once. With "Run Events Missed While Off", turning on again does that for the whole time the Zap was off (up to
- *   7 days; when Svix had disabled its endpoint, 7 days).
+ *   6½ days), or since Svix disabled its endpoint (an edit replaces it).
  * - The Consumer App's Zap endpoints are paced to 25 messages a second between them, as Zaps come and go: Zapier
  *   takes about 10,000 hooks in 5 minutes from one person. Which endpoints there are is kept in z.cache, so that a
  *   subscribe makes one Svix call when nothing else needs pacing; when z.cache has lost it, Svix lists them.
@@ -41,7 +41,9 @@ import { subscribeEndpoint, THROTTLE_RATE, ZapMeta, zapEndpointOf } from './zapE
 export const CATCH_UP = {
   editWithinMs: 2 * 60_000,
   inFlightMs: Math.ceil(RETRY_SCHEDULE_MS.reduce((sum, wait) => sum + wait, 0) * (1 + RETRY_JITTER)),
-  maxMs: REMEMBER_RUNS_SECONDS * 1_000,
+  /** 12 hours inside the 7 days after which a delivery is refused as too old: a long catch-up, sent at the Zap's
+   * pace, takes hours to arrive. */
+  maxMs: REMEMBER_RUNS_SECONDS * 1_000 - 12 * 3_600_000,
 };
 
 const hashOf = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 32);
@@ -167,14 +169,16 @@ const onOf = (endpoint: EndpointOut): number | undefined => {
  */
 const earlierOfZap = async (caller: Caller, endpoints: Paced[], scope: string) => {
   const kept: Paced[] = [];
-  let on: number | undefined;
+  let [on, disabledOn]: Array<number | undefined> = [undefined, undefined];
   for (const endpoint of endpoints) {
     const found = endpoint.zap === scope ? await findEndpoint(caller, endpoint.id) : undefined;
     if (found?.disabled === true) await deleteEndpoint(caller, endpoint.id);
+    if (found?.disabled === true) disabledOn = Math.min(disabledOn ?? Infinity, onOf(found) ?? Infinity);
     if (endpoint.zap !== scope || found?.disabled === false) kept.push(endpoint);
     if (found?.disabled === false) on = Math.min(on ?? Infinity, onOf(found) ?? Infinity);
   }
-  return { others: kept, earlier: on === Infinity ? undefined : on };
+  const known = (at: number | undefined) => (at === undefined || at === Infinity ? undefined : at);
+  return { others: kept, earlier: known(on), disabledOn: known(disabledOn) };
 };
 
 /** A Zap turned on (performSubscribe): its own endpoint, paced with the others, and what it missed, if wanted. */
@@ -187,12 +191,15 @@ export const subscribeZap = async (z: ZObject, bundle: Bundle, now: number): Pro
   const scope = zapScopeOf(zap, bundle.targetUrl);
   // Unknown: this Zap is paced as if alone, and the next subscribe or unsubscribe lists them again.
   const known = await readRegistry(caller);
-  const { others, earlier } = await earlierOfZap(caller, known ?? [], scope);
+  const { others, earlier, disabledOn } = await earlierOfZap(caller, known ?? [], scope);
   const filters = readFilters(bundle.inputData);
+  const asked = filters.ok && filters.filters.catchUp;
   const off = Off.decode(await cached(() => io.cache.get(offKey(scope))));
+  // An endpoint of this Zap Svix had disabled is off since it was disabled: as long as Svix keeps its messages.
+  const disabled = disabledOn === undefined ? undefined : { at: now, claims: scope, since: 0, on: disabledOn };
   const { since, on } = catchUpOf({
-    ...{ now, scope, asked: filters.ok && filters.filters.catchUp },
-    ...{ earlier, off: isRight(off) ? off.right : undefined },
+    ...{ now, scope, asked },
+    ...{ earlier, off: (asked ? disabled : undefined) ?? (isRight(off) ? off.right : undefined) },
   });
   const rate = shareOf(others.length + 1);
   const endpoint = await subscribeEndpoint(caller, bundle.targetUrl, { meta: zap, scope, on, rate });
@@ -204,7 +211,8 @@ export const subscribeZap = async (z: ZObject, bundle: Bundle, now: number): Pro
   const cacheHonoursNx = await probeNx(io);
   return {
     ...{ id: endpoint.id, secret: endpoint.secret, checkedAt: now, zap: scope, on: onAtSvix(on, endpoint.id) },
-    ...(missed === undefined ? {} : { missed }),
+    // Said where it was asked for: an edit's catch-up Svix refused is not the person's to act on.
+    ...(missed === undefined || !asked ? {} : { missed }),
     ...(cacheHonoursNx === undefined ? {} : { cacheHonoursNx }),
   };
 };
@@ -228,13 +236,18 @@ export const unsubscribeZap = async (z: ZObject, bundle: Bundle, now: number): P
       endpoint.url === bundle.targetUrl &&
       madeAt(endpoint) < madeAt(own),
   );
-  const removed = id ? (await deleteEndpoint(caller, own?.id ?? id)) === 'deleted' : false;
+  // Handed the subscription of an edit's new version at the same URL (Zapier keeps one per URL, it may be): an
+  // endpoint made in the last 2 minutes with an older one of its Zap there is the new version's, and stays.
+  const zapOf = (endpoint: EndpointOut) => endpoint.metadata?.zap;
+  const edited =
+    own !== undefined && now - madeAt(own) < CATCH_UP.editWithinMs && orphans.some((o) => zapOf(o) === zapOf(own));
+  const removed = edited || (id ? (await deleteEndpoint(caller, own?.id ?? id)) === 'deleted' : false);
   for (const orphan of orphans) await deleteEndpoint(caller, orphan.id);
-  const gone = new Set([own?.id ?? id, ...orphans.map((orphan) => orphan.id)]);
+  const gone = new Set([...(edited ? [] : [own?.id ?? id]), ...orphans.map((orphan) => orphan.id)]);
   const left = (all ? pacedOf(all) : await readRegistry(caller))?.filter((endpoint) => !gone.has(endpoint.id));
   if (left) await writeRegistry(caller, await repace(caller, left, shareOf(left.length), false));
   const stored = SubscribeData.decode(bundle.subscribeData);
-  if (isRight(stored) && bundle.targetUrl) {
+  if (!edited && isRight(stored) && bundle.targetUrl) {
     const meta = ZapMeta.decode(bundle.meta?.zap);
     const scope = stored.right.zap ?? zapScopeOf(isRight(meta) ? meta.right : undefined, bundle.targetUrl);
     const since = own?.disabled === true ? 0 : now - CATCH_UP.inFlightMs;

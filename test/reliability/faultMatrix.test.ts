@@ -356,7 +356,7 @@ describe.each(OPERATIONS)('$name', (operation) => {
 });
 
 describe('lost answers and revoked keys', () => {
-  it("a subscribe whose answer was lost, then retried by Zapier, leaves the lost one's endpoint until the Zap is turned off, which removes both", async () => {
+  it("a subscribe whose answer was lost, then retried by Zapier, leaves the lost one's endpoint until the Zap is turned off, which removes it", async () => {
     let lost = 0;
     faultOn = undefined;
     await emulator.stop();
@@ -389,7 +389,9 @@ describe('lost answers and revoked keys', () => {
       subscribeData: retried.subscribeData,
       inputData: {},
     });
-    expect(emulator.stats().endpoints).toBe(0);
+    // Turned off within 2 minutes of the retry, the kept endpoint could be an edit's new version handed to the old
+    // one's unsubscribe (test/zapLife.test.ts): it stays, and Svix gives it up; later, both would go.
+    expect(emulator.stats().endpoints).toBe(1);
   });
 
   it('an API key revoked after the Zap was turned on makes unsubscribe say to reconnect', async () => {
