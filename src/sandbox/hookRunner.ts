@@ -170,8 +170,10 @@ export class HookRunner {
   /** Arrival times of the deliveries each hook took in the last second, and the person's in the last 5 minutes. */
   private readonly arrivals = new Map<string, number[]>();
   private readonly taken: number[] = [];
-  /** Deliveries answered 429 because they came faster than Zapier's limits. */
+  /** Deliveries answered 429 because they came faster than Zapier's limits; and those to a hook not (or no longer)
+   * serving a Zap, answered 404 or 410, as to a Zap turned off while they were on their way. */
   hookLimitAnswers = 0;
+  notServedAnswers = 0;
 
   /** Who the runner's invocations run for, as the platform stand-in keeps their cache entries apart. */
   readonly identity: Identity;
@@ -289,6 +291,7 @@ export class HookRunner {
     if (request.method !== 'POST' || !zap) {
       // Zapier answers 410 to a hook whose Zap was turned off (its documented sign to stop sending).
       const gone = match?.[1] !== undefined && this.gone.has(match[1]);
+      this.notServedAnswers += 1;
       response.writeHead(gone ? 410 : 404, { 'content-type': 'application/json' }).end('{"status":"not found"}');
       return;
     }

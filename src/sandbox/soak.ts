@@ -95,6 +95,8 @@ export interface SoakResult {
   providerRetries: number;
   /** Attempts the hook runner did not answer within Svix's timeout (a busy machine): each is retried too. */
   endpointUnanswered: number;
+  /** Attempts to a hook that served no Zap at that moment (the edit's): Svix retries those it scheduled. */
+  notServed: number;
   cacheFaults: number;
   /** Zap runs whose claim was never stored (the cache kept throttling): a redelivery could run them again. */
   unclaimed: number;
@@ -127,7 +129,7 @@ export const soakLine = (result: SoakResult): string =>
   `forged_replays=${result.forgedReplays} forged_with_revoked=${result.forgedWithRevoked} ` +
   `redelivered=${result.redelivered} overlapping=${result.overlapping} ` +
   `transient_failures=${result.transientFailures} provider_retries=${result.providerRetries} ` +
-  `endpoint_unanswered=${result.endpointUnanswered} ` +
+  `endpoint_unanswered=${result.endpointUnanswered} not_served=${result.notServed} ` +
   `cache_faults=${result.cacheFaults} unclaimed=${result.unclaimed} rotations=${result.rotations} edit=${result.edit} ` +
   `secret_reads=${result.secretReads} secret_read_faults=${result.secretReadFaults} ` +
   `record_reads=${result.recordReads} history_faults=${result.historyFaults} junk_burst=${result.junkBurst} ` +
@@ -420,6 +422,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       transientFailures,
       providerRetries: stats.deliveries.retriesScheduled,
       endpointUnanswered: stats.deliveries.unanswered,
+      notServed: runner.notServedAnswers,
       cacheFaults: platform.calls.filter((call) => call.fault !== undefined).length,
       unclaimed: ran.filter(
         (id) => platform.peek(runner.identity, claimKey(claimScopeOf(zap.subscribeData), id)) === undefined,

@@ -38,6 +38,7 @@ const Result = t.type({
   transientFailures: t.number,
   providerRetries: t.number,
   endpointUnanswered: t.number,
+  notServed: t.number,
   cacheFaults: t.number,
   unclaimed: t.number,
   rotations: t.number,
@@ -103,8 +104,11 @@ describe('soak (small)', () => {
     expect(result.duplicatesDropped).toBeGreaterThanOrEqual(result.redelivered);
     expect(result.overlapping).toBeGreaterThan(0);
     expect(result.transientFailures).toBeGreaterThan(0);
-    // Svix retries each, and each attempt the hook runner did not answer in time (a busy machine makes some).
-    expect(result.providerRetries).toBe(result.transientFailures + result.endpointUnanswered);
+    // Svix retries each, each attempt the hook runner did not answer in time (a busy machine makes some), and those
+    // of its schedule that met the edit's hook serving no Zap for a moment (its catch-up's are not retried).
+    const retried = result.transientFailures + result.endpointUnanswered;
+    expect(result.providerRetries).toBeGreaterThanOrEqual(retried);
+    expect(result.providerRetries).toBeLessThanOrEqual(retried + result.notServed);
     expect(result.cacheFaults).toBeGreaterThan(0);
     expect(result.secretReadFaults).toBe(5);
     expect(result.historyFaults).toBeGreaterThan(0);
