@@ -35,6 +35,6 @@ export const auctionStatusChangedInputFields = (dropdowns: { statuses: string; a
     required: false,
     default: 'false',
     helpText:
-      'Choose **Yes** to also run the Zap, when you turn it on again, for the auction events sent while it was off (up to 7 days), each once: events it ran before it was turned off do not run again. Leave it at **No** to start from new events, as Zaps usually do.',
+      'Choose **Yes** to also run the Zap, when you turn it on again, for the auction events sent while it was off (up to 6 days), each once: events it ran before it was turned off do not run again. Leave it at **No** to start from new events, as Zaps usually do.',
   },
 ];

@@ -29,7 +29,7 @@ import { subscribeEndpoint, THROTTLE_RATE, ZapMeta, zapEndpointOf } from './zapE
  *   Svix to send the new endpoint what Svix may still have been sending (made in the 33 hours before: retries end
  *   with the old endpoint), or made between the calls, but nothing from before the Zap was on: the claims run each
  *   once. With "Run Events Missed While Off", turning on again does that for the whole time the Zap was off (up to
- *   6½ days), or since Svix disabled its endpoint (an edit replaces it).
+ *   6 days), or since Svix disabled its endpoint (an edit replaces it).
  * - The Consumer App's Zap endpoints are paced to 25 messages a second between them, as Zaps come and go: Zapier
  *   takes about 10,000 hooks in 5 minutes from one person. Which endpoints there are is kept in z.cache, so that a
  *   subscribe makes one Svix call when nothing else needs pacing; when z.cache has lost it, Svix lists them.
@@ -41,9 +41,9 @@ import { subscribeEndpoint, THROTTLE_RATE, ZapMeta, zapEndpointOf } from './zapE
 export const CATCH_UP = {
   editWithinMs: 2 * 60_000,
   inFlightMs: Math.ceil(RETRY_SCHEDULE_MS.reduce((sum, wait) => sum + wait, 0) * (1 + RETRY_JITTER)),
-  /** 12 hours inside the 7 days after which a delivery is refused as too old: a long catch-up, sent at the Zap's
-   * pace, takes hours to arrive. */
-  maxMs: REMEMBER_RUNS_SECONDS * 1_000 - 12 * 3_600_000,
+  /** A day inside the 7 days after which a delivery is refused as too old: a long catch-up, sent at the Zap's pace,
+   * takes hours to arrive. */
+  maxMs: REMEMBER_RUNS_SECONDS * 1_000 - 24 * 3_600_000,
 };
 
 const hashOf = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 32);
