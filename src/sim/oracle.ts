@@ -24,8 +24,9 @@ export type PerformRecord = Where & How & { cacheCalls: CacheCall[] };
 /** A run's result (a sweep's workers send it as a JSON line). */
 export const Outcome = t.type({
   ...{ setting: t.string, seed: t.number, events: t.number, deliveries: t.number, performs: t.number, lost: t.number },
-  /** unanswered: lost events whose every perform failed while Svix answered none of its process's calls; unclaimed:
-   * events run twice, or lost, where z.cache gave a claim no answer that could settle it in its time (both excused). */
+  /** unanswered: lost events whose every perform failed while Svix answered none of its process's calls for its
+   * endpoint; unclaimed: events run twice, or lost, where z.cache gave a claim no answer that could settle it in its
+   * time (both excused). */
   ...{ unanswered: t.number, unclaimed: t.number, cut: t.number, overTime: t.number, overMemory: t.number },
   ...{ doubled: t.number, forgedRun: t.number, revokedRun: t.number, junk: t.number, junkSvixCalls: t.number },
   ...{ junkOverBound: t.number, svixCalls: t.number, cacheCalls: t.number, virtualSeconds: t.number },
@@ -213,11 +214,12 @@ const revocationBroken = ({ svix }: Judged, perform: PerformRecord): string | un
   return undefined;
 };
 
-/** True when the perform ended in an error while its process called Svix (it, or deliveries it waited on) and Svix
- * answered none of those calls. */
-const svixNeverAnswered = ({ performs }: Judged, { process, start, end, outcome }: PerformRecord) => {
+/** True when the perform ended in an error while its process called Svix for its endpoint (it, or deliveries it
+ * waited on) and Svix answered none of those calls. */
+const svixNeverAnswered = ({ performs }: Judged, { process, delivery, start, end, outcome }: PerformRecord) => {
+  // Calls for its endpoint in its process: the only answers its machine could have used (one per endpoint).
   const during = performs
-    .filter((p) => p.process === process)
+    .filter((p) => p.process === process && p.delivery.endpoint === delivery.endpoint)
     .flatMap((p) => p.calls.filter((c) => c.end >= start && c.end <= end));
   return outcome === 'failed' && during.length > 0 && !during.some((c) => c.ok);
 };
