@@ -31,7 +31,7 @@ export const zapEndpointOf = (subscribeData: unknown, targetUrl: string | undefi
 };
 
 /** What Test trigger of a Zap says when Svix disabled the Zap's endpoint. */
-export const THIS_ZAP_DISABLED = `Turn this Zap off and on again: Svix disabled its endpoint after its deliveries failed for days, so no auction event reaches it. To also run the events it missed (up to 7 days), first set ${CATCH_UP_LABEL} to Yes.`;
+export const THIS_ZAP_DISABLED = `Turn this Zap off and on again: Svix disabled its endpoint after its deliveries failed for days, so no auction event reaches it. To also run the events it missed (up to 6 days), first set ${CATCH_UP_LABEL} to Yes.`;
 
 /**
  * Test trigger of a Zap that is on: says why events it missed while off were not sent again, when its subscribe
