@@ -86,7 +86,9 @@ export const haltMessage = (why: Halt, messageId: string): string =>
       ? RECORD_REFUSALS.notConfirmed
       : why === 'before-endpoint'
         ? RECORD_REFUSALS.beforeEndpoint
-        : refusalMessage(why);
+        : why === 'gone'
+          ? RECORD_REFUSALS.endpointGone
+          : refusalMessage(why);
 
 /** A failure to read the record, reworded: which event did not run, and how to send it again. */
 export const couldNotConfirm =

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
 import { listenOnLoopback, unusedPort } from '../src/sandbox/net';
+import { spawned } from './helpers/spawned';
 
 /**
  * npm run validate's built script with Zapier's real CLI under Node 22 (from npm's cache), offline both ways:
@@ -19,19 +18,12 @@ afterEach(async () => {
   if (closing) await new Promise((closed) => closing.close(closed));
 });
 
-const validate = async (zapier: string) => {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/package/validate.js')], {
+const validate = (zapier: string) =>
+  spawned(process.execPath, [join(ROOT, 'dist/package/validate.js')], {
     cwd: ROOT,
     // No Zapier login here: the CLI sends the definition alone, as it does for an integration not registered yet.
     env: { ...process.env, ZAPIER_BASE_ENDPOINT: zapier, ZAPIER_AUTH_LOCATION: join(tmpdir(), 'no-zapierrc-here') },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let printed = '';
-  child.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-  const [code] = await once(child, 'exit');
-  return { code: typeof code === 'number' ? code : null, printed };
-};
 
 /** The shape of the check service's answer the CLI reads: one publishing task, for the run to show. */
 const CHECKS = {

@@ -1,5 +1,5 @@
 import { isRight } from 'fp-ts/Either';
-import { couldNotCheck, couldNotConfirm, haltMessage, RECORD_REFUSALS } from '../messages';
+import { couldNotCheck, couldNotConfirm, haltMessage } from '../messages';
 import { ExpiredPayload, type MessageOut } from '../provider/codecs';
 import { getEndpointSecret, listMessagesBetween } from '../provider/api';
 import { EVENT_TYPE_NAME } from '../provider/eventType';
@@ -82,10 +82,7 @@ const step = async (run: Run, command: Command): Promise<Verdict | void> => {
     case 'error':
       return raise(io, couldNotCheck(delivery.id));
     case 'refused':
-      // A read Svix refused (the key, say): its own failure is what the person reads. An endpoint Svix no longer has
-      // halts: most often the Zap's earlier one, removed by an edit (the current one runs the event) or turning it off.
-      if (command.call === 'read' && command.failure.kind === 'error' && command.failure.status === 404)
-        return halt(io, RECORD_REFUSALS.endpointGone);
+      // A read Svix refused (the key, say): its own failure is what the person reads.
       return raise(io, command.call === 'read' ? command.failure : couldNotConfirm(delivery.id)(command.failure));
     case 'wait':
       return runtime.wait(slot, Math.min(command.until, delivery.deadline));

@@ -121,7 +121,8 @@ export const newEndpoint = (madeAt: number, current: Sighting, rules: Rules = RU
 });
 export type Endpoint = ReturnType<typeof newEndpoint>;
 
-export type Halt = 'not-a-svix-id' | 'unchecked-signature' | 'not-confirmed' | 'before-endpoint' | 'expired';
+/** `gone`: Svix no longer has the endpoint (an edit, or turning the Zap off, removed it): not an error. */
+export type Halt = 'not-a-svix-id' | 'unchecked-signature' | 'not-confirmed' | 'before-endpoint' | 'expired' | 'gone';
 export type Command =
   | { kind: 'run' | 'error' }
   | { kind: 'look' | 'read' }
@@ -196,7 +197,9 @@ const sync = (e: Endpoint, d: Delivery, now: number, obliged = false): Command |
 /** A read of the secret: the one scheduled or under way if it starts in time, else one of its own. */
 const reading = (e: Endpoint, d: Delivery, now: number, kind?: Kind, after = -Infinity): Command | undefined => {
   const { read } = e;
-  if (e.refused && e.refused.at >= d.arrivedAt) return { kind: 'refused', call: 'read', failure: e.refused.failure };
+  const refused = e.refused && e.refused.at >= d.arrivedAt ? e.refused.failure : undefined;
+  if (refused?.kind === 'error' && refused.status === 404) return halt('gone');
+  if (refused) return { kind: 'refused', call: 'read', failure: refused };
   if (read && joins(read, kind !== undefined))
     return read.at + CALL_MS > d.deadline ? undefined : join(read, d, now, READ);
   const at = Math.max(callAt(e, now, kind), after, read?.at ?? -Infinity);

@@ -119,9 +119,10 @@ const repace = async (caller: Caller, endpoints: Paced[], rate: number, down: bo
 
 /**
  * From when a subscribe asks Svix to send again what its Zap missed (none: it does not), and since when the Zap
- * runs events (its `on`, kept with its endpoint): never from before the Zap was on (but for the 5 minutes two clocks
- * may differ), or it would run events it never had. An edit catches up unasked: its new version subscribed first while the old one's endpoint (`earlier`, its
- * `on`) is there, or the old one was turned off in the last 2 minutes. Otherwise only when asked.
+ * runs events (its `on`, kept with its endpoint): never from before the Zap was on (but for the 5 minutes Svix's
+ * clock may step back), or it would run events it never had. An edit catches up unasked: its new version subscribed
+ * first while the old one's endpoint (`earlier`, its `on`) is there, or the old one was turned off in the last 2
+ * minutes. Otherwise only when asked.
  */
 export const catchUpOf = (at: {
   now: number;
@@ -168,17 +169,22 @@ const onOf = (endpoint: EndpointOut): number | undefined => {
  * removes: since when it ran events is kept.
  */
 const earlierOfZap = async (caller: Caller, endpoints: Paced[], scope: string) => {
-  const kept: Paced[] = [];
-  let [on, disabledOn]: Array<number | undefined> = [undefined, undefined];
+  const others: Paced[] = [];
+  const live: EndpointOut[] = [];
+  const disabled: EndpointOut[] = [];
   for (const endpoint of endpoints) {
     const found = endpoint.zap === scope ? await findEndpoint(caller, endpoint.id) : undefined;
     if (found?.disabled === true) await deleteEndpoint(caller, endpoint.id);
-    if (found?.disabled === true) disabledOn = Math.min(disabledOn ?? Infinity, onOf(found) ?? Infinity);
-    if (endpoint.zap !== scope || found?.disabled === false) kept.push(endpoint);
-    if (found?.disabled === false) on = Math.min(on ?? Infinity, onOf(found) ?? Infinity);
+    if (found?.disabled === true) disabled.push(found);
+    if (found?.disabled === false) live.push(found);
+    if (endpoint.zap !== scope || found?.disabled === false) others.push(endpoint);
   }
-  const known = (at: number | undefined) => (at === undefined || at === Infinity ? undefined : at);
-  return { others: kept, earlier: known(on), disabledOn: known(disabledOn) };
+  /** The earliest `on` the endpoints' metadata keeps, if any does. */
+  const earliest = (of: EndpointOut[]) => {
+    const ons = of.flatMap((endpoint) => onOf(endpoint) ?? []);
+    return ons.length > 0 ? Math.min(...ons) : undefined;
+  };
+  return { others, earlier: earliest(live), disabledOn: earliest(disabled) };
 };
 
 /** A Zap turned on (performSubscribe): its own endpoint, paced with the others, and what it missed, if wanted. */

@@ -30,9 +30,6 @@ export class SimZaps {
     });
   }
 
-  /** The Zap an endpoint serves. */
-  zap = (endpoint: number): number => this.zapOf[endpoint] ?? endpoint;
-
   /** Whether Svix still sends to the endpoint. */
   live = (endpoint: number): boolean => !this.deleted.has(endpoint);
 

@@ -134,22 +134,20 @@ export const listMessages = <T>(
 
   const lowest = above.reduce((a, b) => (a > b ? a : b), '');
   const highest = below.reduce((a, b) => (a < b ? a : b), PAST_LAST_KSUID);
-  const chosen: Array<{ key: string; message: T }> = [];
-  for (const message of messages) {
-    const key = ksuidOf(idOf(message));
-    if (key > lowest && key < highest) chosen.push({ key, message });
+  const chosen = inIdOrder(messages, idOf, (key) => key > lowest && key < highest, backwards);
+  return { ok: true, page: pageOf(chosen, idOf, query.limit, backwards) };
+};
+
+/** The items `wanted` keeps (by their id's KSUID), ascending by it or descending. */
+const inIdOrder = <T>(items: Iterable<T>, idOf: (item: T) => string, wanted: (key: string) => boolean, up: boolean) => {
+  const chosen: Array<{ key: string; item: T }> = [];
+  for (const item of items) {
+    const key = ksuidOf(idOf(item));
+    if (wanted(key)) chosen.push({ key, item });
   }
   chosen.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  if (!backwards) chosen.reverse();
-  return {
-    ok: true,
-    page: pageOf(
-      chosen.map((entry) => entry.message),
-      idOf,
-      query.limit,
-      backwards,
-    ),
-  };
+  if (!up) chosen.reverse();
+  return chosen.map((entry) => entry.item);
 };
 
 /** The server's page: `limit` of what was chosen, in the order chosen, then turned newest first if read backwards. */
@@ -187,22 +185,9 @@ export const listById = <T>(items: Iterable<T>, idOf: (item: T) => string, query
   // A `-` iterator walks the other way from the listing's order, and the page is turned back.
   const ascending = (query.order === 'ascending') !== (cursor?.backwards ?? false);
   const from = cursor ? ksuidOf(cursor.id) : undefined;
-  const chosen: Array<{ key: string; item: T }> = [];
-  for (const item of items) {
-    const key = ksuidOf(idOf(item));
-    if (from === undefined || (ascending ? key > from : key < from)) chosen.push({ key, item });
-  }
-  chosen.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  if (!ascending) chosen.reverse();
-  return {
-    ok: true,
-    page: pageOf(
-      chosen.map((entry) => entry.item),
-      idOf,
-      query.limit,
-      cursor?.backwards ?? false,
-    ),
-  };
+  const wanted = (key: string) => from === undefined || (ascending ? key > from : key < from);
+  const chosen = inIdOrder(items, idOf, wanted, ascending);
+  return { ok: true, page: pageOf(chosen, idOf, query.limit, cursor?.backwards ?? false) };
 };
 
 // ---- Signing keys and their rotation ---------------------------------------------------------------------------

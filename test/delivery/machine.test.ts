@@ -220,6 +220,20 @@ describe('the reads allowance (GCRA)', () => {
 });
 
 describe("Svix's failures", () => {
+  it.each<[number, Command]>([
+    [404, { kind: 'halt', why: 'gone' }],
+    [403, { kind: 'refused', call: 'read', failure: { kind: 'error', code: 'X', status: 403, message: 'No.' } }],
+  ])(
+    'a read Svix refuses with %d: gone (an edit removed the endpoint) halts, anything else is its failure',
+    (status, verdict) => {
+      const e = warm(2_000);
+      const d = delivery(['sX'], 3_000);
+      expect(decide(e, d, 3_000)).toEqual({ kind: 'read' });
+      apply(e, { kind: 'read', failure: { kind: 'error', code: 'X', status, message: 'No.' } }, 3_100);
+      expect(decide(e, d, 3_100)).toEqual(verdict);
+    },
+  );
+
   it.each([
     [0, 3_100 + backoffMs(1)],
     [1_000, 4_100],

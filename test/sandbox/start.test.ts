@@ -56,10 +56,11 @@ const portIsFree = async (port: number): Promise<boolean> => {
   return true;
 };
 
-const summaryOf = (line: string): Record<string, number> =>
+/** The key=value pairs of a summary line ("summary: …", "zap life: …"), or of the output's last line. */
+const summaryOf = (text: string): Record<string, number> =>
   Object.fromEntries(
-    line
-      .replace(/^summary: /, '')
+    (text.trim().split('\n').pop() ?? '')
+      .replace(/^[a-z ]+: /, '')
       .split(' ')
       .map((pair) => pair.split('='))
       .map(([key, value]) => [key ?? '', Number(value)]),
@@ -117,7 +118,7 @@ describe('npm start', () => {
     // Then turned on with the API Access Key, whose subscribe un-archived it: events run.
     expect(out).toMatch(/performSubscribe created endpoint ep_\w+ for /);
     expect(out).toContain('AUCTION_STATUS_CHANGE is live again: the Zap is on.');
-    const summary = summaryOf(out.trim().split('\n').pop() ?? '');
+    const summary = summaryOf(out);
     expect(summary).toMatchObject({ emitted: 4, doubled: 0, failed: 0, lost: 0, endpoints_left: 0 });
     expect(out).not.toMatch(/whsec_|sk_sandbox_|integsk_/);
   }, 60_000);
@@ -128,13 +129,7 @@ describe('npm start', () => {
     expect(out).toContain('new version turned on first, at the same address');
     expect(out).toContain('old version turned off first, new address');
     expect(out).toContain('turned it on again: Svix sent it the events it missed');
-    const summary = summaryOf(
-      out
-        .trim()
-        .split('\n')
-        .pop()
-        ?.replace(/^zap life: /, '') ?? '',
-    );
+    const summary = summaryOf(out);
     expect(summary).toMatchObject({ events: 21, zap_runs: 21, doubled: 0, lost: 0, endpoints_left: 0 });
   }, 60_000);
 

@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { ProviderEmulator } from '../../src/sandbox/emulator';
+import { spawned } from '../helpers/spawned';
 
 /**
  * `npm run setup` exactly as a newcomer runs it, in a child process against
@@ -18,19 +17,12 @@ afterEach(async () => {
   await emulator.stop();
 });
 
-const npmRunSetup = async (args: string[], env: Record<string, string>) => {
-  // Not --silent: npm's own lines (the script it runs, with its arguments) must not show the key either.
-  const child = spawn('npm', ['run', 'setup', '--', ...args], {
+// Not --silent: npm's own lines (the script it runs, with its arguments) must not show the key either.
+const npmRunSetup = (args: string[], env: Record<string, string>) =>
+  spawned('npm', ['run', 'setup', '--', ...args], {
     cwd: ROOT,
     env: { ...process.env, npm_config_update_notifier: 'false', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let printed = '';
-  child.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-  const [code] = await once(child, 'exit');
-  return { code: typeof code === 'number' ? code : null, printed };
-};
 
 describe('npm run setup, run by npm', () => {
   it('takes the key from SVIX_API_KEY and never prints it', async () => {
