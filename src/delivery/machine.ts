@@ -43,8 +43,8 @@ export const RULES = {
   reads: { burst: 3, everyMs: 2_000 },
   listings: { burst: 5, everyMs: 2_000 },
   windowMs: 2_000,
-  /** A listing reaches this far past its window on each side (ids are times to 4 ms, bounds may exclude them). */
-  marginMs: 1_000,
+  /** A listing reaches one 4 ms id slot past its window on each side: Svix bounds listings by id (svix/rules.ts). */
+  marginMs: 4,
   maxPages: 40,
   /** Deliveries arriving this close together share a read, and a window's listing (listed again at most this often). */
   togetherMs: 1_000,

@@ -3,6 +3,8 @@ import type { Failure } from '../../src/provider/failures';
 import { apply } from '../../src/delivery/answers';
 import { backoffMs, CALL_MS, decide, leave, newEndpoint, RULES, stay } from '../../src/delivery/machine';
 import type { Command, Delivery, Endpoint, Halt, Listed } from '../../src/delivery/machine';
+import { encodeKsuidMs } from '../../src/provider/ksuid';
+import { listMessages } from '../../src/svix/rules';
 
 /** The machine is pure: every time below is an explicit `now` (ms). The endpoint was made a minute before 0 and its
  * subscribe saw s1 current at 1 s; s0 is a secret it had before, seen well before s1 (further apart than the skew). */
@@ -116,7 +118,23 @@ describe('a signature no known secret made', () => {
   it("else lists its message's 2-second window, after a wait for the listing allowance", () => {
     const { e, d, command } = afterRead('sY');
     expect(command).toEqual({ kind: 'wait', until: 3_050 });
-    expect(decide(e, d, 3_050)).toEqual({ kind: 'list', window: 2_000, after: 1_000, before: 5_000 });
+    expect(decide(e, d, 3_050)).toEqual({ kind: 'list', window: 2_000, after: 1_996, before: 4_004 });
+  });
+
+  it("reaches one 4 ms slot past the window: every id of the window's times is listed, and nothing further", () => {
+    const T = Date.UTC(2026, 0, 5, 9, 0, 0);
+    // Signed with a secret the endpoint had: straight to Svix's record.
+    const e = warm(T, { current: S1, old: [S0] });
+    const d = delivery(['s0'], T + 1_000, { createdAt: T + 500 });
+    expect(decide(e, d, T + 1_000)).toEqual({ kind: 'wait', until: T + 1_000 });
+    const command = decide(e, d, T + 1_000);
+    if (command.kind !== 'list') throw new Error(`expected a listing, got ${command.kind}`);
+    // The first id of the window's first 4 ms slot, the last of its last, and ids two slots outside it.
+    const idAt = (ms: number, fill: number) => `msg_${encodeKsuidMs(ms, new Uint8Array(15).fill(fill))}`;
+    const inside = [idAt(T, 0), idAt(T + 1_999, 0xff)];
+    const outside = [idAt(T - 8, 0xff), idAt(T + 2_008, 0)];
+    const listed = listMessages([...inside, ...outside], (id) => id, { limit: 250, now: T + 60_000, ...command });
+    expect(listed.ok && listed.page.data).toEqual([...inside].reverse());
   });
 
   it.each<[string, Array<[string, Listed]>, number, Command]>([
@@ -456,7 +474,7 @@ describe('breaks a review found on 8c1b55a', () => {
     // later than 5 s (Svix's commits have no bound), so only a listing begun after it arrived can refute it.
     const earlier = delivery(['s0'], 5_000, { createdAt: 2_500 });
     expect(decide(e, earlier, 5_000)).toEqual({ kind: 'wait', until: 5_000 });
-    expect(decide(e, earlier, 5_000)).toEqual({ kind: 'list', window: 2_000, after: 1_000, before: 5_000 });
+    expect(decide(e, earlier, 5_000)).toEqual({ kind: 'list', window: 2_000, after: 1_996, before: 4_004 });
     apply(e, { kind: 'listed', window: 2_000, start: 5_000, page: { messages: [] } }, 5_100, earlier);
     const late = delivery(['s0'], 5_050, { createdAt: 2_500, signedAt: 5_000 + ahead });
     expect(decide(e, late, 5_100)).toEqual({ kind: 'wait', until: 5_000 + RULES.togetherMs });
