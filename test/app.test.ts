@@ -45,4 +45,13 @@ describe('the app definition', () => {
     const output = execFileSync(process.execPath, ['-e', script], { cwd: resolve(__dirname, '..'), encoding: 'utf8' });
     expect(JSON.parse(output)).toEqual([]);
   });
+
+  it('loads what turning a Zap on or off and testing a connection need only when asked: no delivery needs it', () => {
+    const script =
+      "require('./index.js');" +
+      'const loaded = Object.keys(require.cache).filter((file) => /dist[\\/](provider[\\/](zapLife|access)|svix[\\/]rules)\\.js$/.test(file));' +
+      'process.stdout.write(JSON.stringify(loaded));';
+    const output = execFileSync(process.execPath, ['-e', script], { cwd: resolve(__dirname, '..'), encoding: 'utf8' });
+    expect(JSON.parse(output)).toEqual([]);
+  });
 });

@@ -21,8 +21,7 @@ import type { Runtime, Slot } from './runtime';
  * (Runtime.wait), and no z.cache call outlives the delivery's deadline (provider/cache.ts).
  */
 
-/** The Zap's endpoint as its subscribe stored it, keyed by the connection (as z.cache is scoped). */
-/** The Zap's endpoint, and since when the Zap runs events (`on`): a message from before then was never sent to it. */
+/** The Zap's endpoint, keyed as z.cache is scoped, and since when the Zap runs events (`on`: none older was sent). */
 export type Subscription = { id: string; secret: string; checkedAt: number; key: string; on?: number };
 export type Verdict = { kind: 'signed' } | { kind: 'confirmed'; event: unknown };
 /** A delivery as its perform reads it, before the machine keeps anything of it. */

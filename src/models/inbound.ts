@@ -30,3 +30,6 @@ export const SubscribeData = t.intersection(
   'SubscribeData',
 );
 export type SubscribeData = t.TypeOf<typeof SubscribeData>;
+
+/** Under what a subscription's runs are claimed: its Zap's scope, or its endpoint's id for one made before scopes. */
+export const claimScopeOf = (subscription: SubscribeData): string => subscription.zap ?? subscription.id;

@@ -6,7 +6,7 @@ import { CLAIM_TTL_SECONDS, REMEMBER_RUNS_SECONDS } from '../delivery/claim';
 import { RETRY_JITTER, RETRY_SCHEDULE_MS } from '../svix/rules';
 import { readFilters } from '../fields/filters';
 import { MESSAGES, type Missed } from '../messages';
-import { SubscribeData } from '../models/inbound';
+import { claimScopeOf, SubscribeData } from '../models/inbound';
 import { deleteEndpoint, findEndpoint, listEndpoints, paceEndpoint, replayMissing } from './api';
 import { probeNx } from './cache';
 import { CLOCK_ALLOWANCE_SECONDS } from './signature';
@@ -53,9 +53,6 @@ export const zapScopeOf = (zap: ZapMeta | undefined, targetUrl: string): string 
   const id = zap?.id === undefined ? '' : String(zap.id).trim();
   return id !== '' && id !== '0' ? `zap-${hashOf(id)}` : `url-${hashOf(targetUrl)}`;
 };
-
-/** Under what a subscription's runs are claimed: its Zap's scope, or its endpoint's id for one made before scopes. */
-export const claimScopeOf = (subscription: SubscribeData): string => subscription.zap ?? subscription.id;
 
 /** This integration's endpoints in the Consumer App: each with its Zap's scope and its rate (none: unpaced). */
 const Paced = t.type({ id: t.string, zap: t.string, rate: t.union([t.number, t.null]) });

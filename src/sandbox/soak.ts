@@ -12,7 +12,7 @@ import { ProviderEmulator, type Fault, type FaultContext } from './emulator';
 import { newId, newSecret } from './emulator/store';
 import { FORGERIES, forge, isForgedBody, type Forgery } from './forgery';
 import { HookRunner, performingFor, type Edit, type ZapRun } from './hookRunner';
-import { claimScopeOf } from '../provider/zapLife';
+import { claimScopeOf } from '../models/inbound';
 import { isRight } from 'fp-ts/Either';
 import { claimKey } from '../delivery/claim';
 import { historyKey } from '../delivery/driver';

@@ -16,14 +16,14 @@ import { auctionStatusChangedInputFields } from '../fields/inputFields';
 import { decodePayload, parseBody, type PayloadResult } from '../fields/payload';
 import type { OutputField } from '../fields/zapFields';
 import { MESSAGES, refusalMessage, unreadableFilter, type DeliveryRefusal } from '../messages';
-import { RawRequest, SubscribeData } from '../models/inbound';
+import { claimScopeOf, RawRequest, SubscribeData } from '../models/inbound';
 import { connectionScope } from '../provider/connection';
 import { isMessageId } from '../provider/ids';
 import { timeOfProviderId } from '../provider/ksuid';
 import { callerOf, halt, ioOf, requestSettings, type Caller, type Io } from '../provider/request';
 import { checkEnvelope, signatureCount, signer, signingHeaders } from '../provider/signature';
 import { checkZapEndpoint } from '../provider/zapEndpoint';
-import { claimScopeOf, subscribeZap, unsubscribeZap } from '../provider/zapLife';
+import type * as ZapLife from '../provider/zapLife';
 import { recentAuctioneers, recentStatuses } from './choices';
 import { passesFilters, readFilters, type Filters } from '../fields/filters';
 import { isOutdated, recordNewest } from './outdated';
@@ -35,13 +35,16 @@ export const TRIGGER_KEY = 'auction_status_changed';
 /** Recent events read to label extra fields: a few are enough to see what the service sends. */
 const EXTRA_FIELDS_LIMIT = 25;
 
+/** Turning a Zap on and off, loaded on first use (Node keeps it): no delivery needs it, so processes start sooner. */
+const life = (): typeof ZapLife => require('../provider/zapLife');
+
 const refuse = (io: Pick<Io, 'errors'>, why: DeliveryRefusal): never => halt(io, refusalMessage(why));
 /** What a delivery's perform reads of the bundle Zapier hands it. */
 export type DeliveryBundle = Pick<Bundle, 'authData' | 'inputData' | 'rawRequest' | 'subscribeData'>;
 
 export const operationsFor = (runtime: Runtime) => {
-  const performSubscribe = (z: ZObject, bundle: Bundle) => subscribeZap(z, bundle, runtime.clock.now());
-  const performUnsubscribe = (z: ZObject, bundle: Bundle) => unsubscribeZap(z, bundle, runtime.clock.now());
+  const performSubscribe = (z: ZObject, bundle: Bundle) => life().subscribeZap(z, bundle, runtime.clock.now());
+  const performUnsubscribe = (z: ZObject, bundle: Bundle) => life().unsubscribeZap(z, bundle, runtime.clock.now());
 
   type Items = AuctionStatusChangedItem[] | Promise<AuctionStatusChangedItem[]>;
   /**

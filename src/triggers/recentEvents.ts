@@ -6,9 +6,7 @@ import { callerOf } from '../provider/request';
 /** How many recent messages are read from the provider's log (its maximum page is 250). */
 export const RECENT_LIMIT = 50;
 
-/**
- * The Consumer App's recent AUCTION_STATUS_CHANGE events from the provider's
- * message log: what "Test trigger" shows and what the dropdowns offer.
- */
+/** The Consumer App's recent AUCTION_STATUS_CHANGE events from the provider's message log: what "Test trigger"
+ * shows and what the dropdowns offer. */
 export const recentEvents = async (z: ZObject, bundle: Bundle, limit = RECENT_LIMIT): Promise<RecentEvents> =>
   recentItems(await listRecentMessages(callerOf(z, bundle, 'zap-editor'), limit));
