@@ -12,7 +12,6 @@ export const PROVIDER_EPOCH_SECONDS = 1_400_000_000;
 const BYTES = 20;
 const LENGTH = 27;
 const MAX_SECONDS = 0xffffffff;
-const LIMB = 2 ** 32;
 
 /** The value of one base62 character, or -1. */
 const digitOf = (code: number): number => {
@@ -25,35 +24,33 @@ const digitOf = (code: number): number => {
 const charOf = (digit: number): string =>
   String.fromCharCode(digit < 10 ? digit + 48 : digit < 36 ? digit + 55 : digit + 61);
 
-/**
- * A KSUID's value as five 32-bit limbs, most significant first, from `start`
- * in `text`; undefined unless 27 base62 characters whose value fits in 160 bits.
- */
-const ksuidLimbs = (text: string, start: number): number[] | undefined => {
+/** Base62 digits read at a time: eight make a number below 2^53, exact in a double. */
+const CHUNK = 8;
+const MAX_VALUE = (1n << BigInt(BYTES * 8)) - 1n;
+
+/** A KSUID's value from `start` in `text`; undefined unless 27 base62 characters whose value fits in 160 bits. */
+const ksuidValue = (text: string, start: number): bigint | undefined => {
   if (text.length - start !== LENGTH) return undefined;
-  // limb * 62 + carry stays below 2^38: exact in a double.
-  const limbs = [0, 0, 0, 0, 0];
-  for (let index = start; index < text.length; index += 1) {
-    let carry = digitOf(text.charCodeAt(index));
-    if (carry < 0) return undefined;
-    // limbs = limbs * 62 + digit
-    for (let at = 4; at >= 0; at -= 1) {
-      const value = (limbs[at] ?? 0) * 62 + carry;
-      limbs[at] = value % LIMB;
-      carry = Math.floor(value / LIMB);
+  let value = 0n;
+  for (let from = start; from < text.length; from += CHUNK) {
+    const to = Math.min(from + CHUNK, text.length);
+    let chunk = 0;
+    for (let index = from; index < to; index += 1) {
+      const digit = digitOf(text.charCodeAt(index));
+      if (digit < 0) return undefined;
+      chunk = chunk * 62 + digit;
     }
-    if (carry !== 0) return undefined;
+    value = value * 62n ** BigInt(to - from) + BigInt(chunk);
   }
-  return limbs;
+  return value <= MAX_VALUE ? value : undefined;
 };
 
 /** The 20 bytes of a KSUID's text, or undefined unless it is 27 base62 characters whose value fits in 160 bits. */
 export const decodeKsuid = (text: string): Uint8Array | undefined => {
-  const limbs = ksuidLimbs(text, 0);
-  if (!limbs) return undefined;
+  const value = ksuidValue(text, 0);
+  if (value === undefined) return undefined;
   const bytes = new Uint8Array(BYTES);
-  const view = new DataView(bytes.buffer);
-  limbs.forEach((limb, at) => view.setUint32(at * 4, limb));
+  for (let at = 0; at < BYTES; at += 1) bytes[at] = Number((value >> BigInt((BYTES - 1 - at) * 8)) & 0xffn);
   return bytes;
 };
 
@@ -95,8 +92,9 @@ export const timeOfProviderId = (id: string): number | undefined => {
   const separator = id.length - LENGTH - 1;
   if (separator < 1 || id.charCodeAt(separator) !== 95) return undefined; // '_'
   for (let index = 0; index < separator; index += 1) if (!isLetter(id.charCodeAt(index))) return undefined;
-  const limbs = ksuidLimbs(id, separator + 1);
-  if (!limbs) return undefined;
-  // Bytes 0-3 (the first limb) count seconds; byte 4 (the top of the second) counts 4 ms units.
-  return ((limbs[0] ?? 0) + PROVIDER_EPOCH_SECONDS) * 1000 + ((((limbs[1] ?? 0) >>> 24) * 4) % 1000);
+  const value = ksuidValue(id, separator + 1);
+  if (value === undefined) return undefined;
+  // Bytes 0-3 (the top 32 bits) count seconds; byte 4 counts 4 ms units.
+  const seconds = Number(value >> 128n);
+  return (seconds + PROVIDER_EPOCH_SECONDS) * 1000 + ((Number((value >> 120n) & 0xffn) * 4) % 1000);
 };
