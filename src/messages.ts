@@ -79,16 +79,20 @@ const trouble = (failure: Failure): string =>
         : 'Svix had trouble answering';
 
 /** What a person reads when the delivery path halts a delivery (src/delivery/machine.ts). */
-export const haltMessage = (why: Halt, messageId: string): string =>
-  why === 'expired'
-    ? RECORD_REFUSALS.expired(messageId)
-    : why === 'not-confirmed'
-      ? RECORD_REFUSALS.notConfirmed
-      : why === 'before-endpoint'
-        ? RECORD_REFUSALS.beforeEndpoint
-        : why === 'gone'
-          ? RECORD_REFUSALS.endpointGone
-          : refusalMessage(why);
+export const haltMessage = (why: Halt, messageId: string): string => {
+  switch (why) {
+    case 'expired':
+      return RECORD_REFUSALS.expired(messageId);
+    case 'not-confirmed':
+      return RECORD_REFUSALS.notConfirmed;
+    case 'before-endpoint':
+      return RECORD_REFUSALS.beforeEndpoint;
+    case 'gone':
+      return RECORD_REFUSALS.endpointGone;
+    default:
+      return refusalMessage(why);
+  }
+};
 
 /** A failure to read the record, reworded: which event did not run, and how to send it again. */
 export const couldNotConfirm =

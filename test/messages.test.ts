@@ -22,10 +22,12 @@ import {
   haltMessage,
   couldNotConfirm,
   MESSAGES,
+  missedMessage,
   RECORD_REFUSALS,
   refusalMessage,
   unreadableFilter,
   type DeliveryRefusal,
+  type Missed,
 } from '../src/messages';
 import { FILTER_LABELS, type FilterField } from '../src/fields/filters';
 import { NO_TIME } from '../src/fields/recentItems';
@@ -133,11 +135,18 @@ const zapierMessages = async (): Promise<string[]> => {
     invalid.ok ? '' : invalid.message,
     notJson.ok ? '' : notJson.message,
     ...recordMessages(),
+    ...MISSED.map(missedMessage),
   ];
 };
 
-/** Every halt of the delivery path. */
-const HALTS: Halt[] = ['not-a-svix-id', 'unchecked-signature', 'not-confirmed', 'before-endpoint', 'expired'];
+/** Every halt of the delivery path: a record of them all, so that a new halt does not compile until it is here. */
+const EVERY_HALT: Record<Halt, null> = {
+  ...{ 'not-a-svix-id': null, 'unchecked-signature': null, 'not-confirmed': null, 'before-endpoint': null },
+  ...{ expired: null, gone: null },
+};
+const HALTS = Object.keys(EVERY_HALT).filter((why): why is Halt => Object.hasOwn(EVERY_HALT, why));
+/** Why the events a Zap missed while off were not sent again. */
+const MISSED: Missed[] = ['not-permitted', 'refused'];
 
 /** What a delivery checked against the provider's record can say: halts, and each failure to read it. */
 const recordMessages = (): string[] => [

@@ -3,7 +3,7 @@ import { pacedOf, writeRegistry } from './zapLife';
 import { appNotFound } from './api';
 import { EventTypeOut, ListResponseEndpointOut, type EndpointOut } from './codecs';
 import { EVENT_TYPE_ACTIONS, EVENT_TYPE_NAME } from './eventType';
-import { isIntegrationKey } from './ids';
+import { isIntegrationKey, isZapEndpoint } from './ids';
 import { callProvider, decodeAnswer, type Caller } from './request';
 import { EVENT_TYPE_ARCHIVED } from './zapEndpoint';
 
@@ -39,15 +39,6 @@ export const disabledZapMessage = (zap: string | undefined): string =>
 /** The Zap an endpoint serves, as its description names it (`Zap "name"` or `Zap 417`), if it does. */
 const zapOf = (endpoint: EndpointOut): string | undefined =>
   /\(Zap ("[^"\n]{1,80}"|[A-Za-z0-9_-]{1,40})\)/.exec(endpoint.description ?? '')?.[1];
-
-/** Endpoints this integration's Zaps made (their uid says so) that Svix has disabled. */
-const disabledZapEndpoints = (listing: unknown): EndpointOut[] => {
-  const decoded = ListResponseEndpointOut.decode(listing);
-  if (!isRight(decoded)) return [];
-  return decoded.right.data.filter(
-    (endpoint) => endpoint.disabled === true && (endpoint.uid ?? '').startsWith('zapier-'),
-  );
-};
 
 /** What each check does, as a phrase in the messages a person reads. */
 export const ACCESS_ACTIONS = {
@@ -118,7 +109,9 @@ export const checkAccess = async (caller: Caller): Promise<void> => {
   }
   // Which endpoints the Zaps have, kept for the first Zap turned on (zapLife.ts): it then makes one Svix call.
   const endpoints = ListResponseEndpointOut.decode(answers[0]?.body);
-  if (isRight(endpoints) && endpoints.right.done) await writeRegistry(caller, pacedOf(endpoints.right.data));
-  const [disabled] = disabledZapEndpoints(answers[0]?.body);
+  const listed = isRight(endpoints) ? endpoints.right : { data: [], done: false };
+  if (listed.done) await writeRegistry(caller, pacedOf(listed.data));
+  // Endpoints this integration's Zaps made that Svix has disabled.
+  const [disabled] = listed.data.filter((endpoint) => endpoint.disabled === true && isZapEndpoint(endpoint));
   if (disabled) throw new caller.io.errors.Error(disabledZapMessage(zapOf(disabled)), 'EndpointDisabled', 400);
 };

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /**
  * Identifier patterns from the provider's API contract (Svix OpenAPI 1.947.0:
@@ -26,10 +26,16 @@ export const isEndpointId = (value: string): boolean => ENDPOINT_ID_PATTERN.test
 export const isMessageId = (value: string): boolean => MESSAGE_ID_PATTERN.test(value);
 
 /**
- * A stable endpoint uid for a receiving address: creating the endpoint again
- * for the same address asks for the same uid, the provider answers 409, and
- * the endpoint made the first time is reused instead of a second one being
- * added. The prefix says who made it: `zapier` (a Zap's subscribe) or `setup`.
+ * A stable endpoint uid for a receiving address: the set-up's endpoint, made again for the same address, is found
+ * by it (Svix answers 409) instead of a second one being added; a Zap's endpoint made before each subscription had
+ * one of its own is found by it too (zapEndpoint.ts). The prefix says who made it: `zapier` or `setup`.
  */
 export const endpointUid = (madeBy: 'zapier' | 'setup', url: string): string =>
   `${madeBy}-${createHash('sha256').update(url, 'utf8').digest('hex').slice(0, 40)}`;
+
+/** A uid for a Zap's new endpoint, shared with no other subscription (an edit's, a retried subscribe's). */
+export const newZapEndpointUid = (): string => `zapier-${randomBytes(15).toString('hex')}`;
+
+/** Whether this integration made the endpoint for a Zap: its uid says so, random or stable. */
+export const isZapEndpoint = (endpoint: { uid?: string | null | undefined }): boolean =>
+  (endpoint.uid ?? '').startsWith('zapier-');

@@ -2,12 +2,11 @@ import { isRight } from 'fp-ts/Either';
 import * as t from 'io-ts';
 import { CATCH_UP_LABEL, missedMessage } from '../messages';
 import { SubscribeData } from '../models/inbound';
-import { randomBytes } from 'node:crypto';
 import { raise, type Caller } from './request';
 import { CREATE_ENDPOINT, createEndpoint, findEndpoint, newEndpointSecret, transportOf } from './api';
 import { EVENT_TYPE_NAME, ensureEventType } from './eventType';
 import { describeStatus, invalidFields } from './failures';
-import { endpointUid, isEndpointId } from './ids';
+import { endpointUid, isEndpointId, newZapEndpointUid } from './ids';
 
 /** The endpoint a Zap adds to the Consumer App when it is turned on. */
 
@@ -94,7 +93,7 @@ export const subscribeEndpoint = async (
   targetUrl: string,
   zap: { meta?: ZapMeta | undefined; scope: string; on: number; rate: number },
 ): Promise<{ id: string; secret: string; paced: boolean }> => {
-  const uid = `zapier-${randomBytes(15).toString('hex')}`;
+  const uid = newZapEndpointUid();
   const secret = newEndpointSecret();
   const description = endpointDescription(zap.meta);
   const plain = { url: targetUrl, uid, description, secret, metadata: { zap: zap.scope, on: String(zap.on) } };

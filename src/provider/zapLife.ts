@@ -11,8 +11,9 @@ import { deleteEndpoint, findEndpoint, listEndpoints, paceEndpoint, replayMissin
 import { probeNx } from './cache';
 import { CLOCK_ALLOWANCE_SECONDS } from './signature';
 import type { EndpointOut } from './codecs';
+import { isZapEndpoint } from './ids';
 import { timeOfProviderId } from './ksuid';
-import { callerOf, ioOf, type Caller } from './request';
+import { callerOf, type Caller } from './request';
 import { subscribeEndpoint, THROTTLE_RATE, ZapMeta, zapEndpointOf } from './zapEndpoint';
 
 /**
@@ -54,6 +55,12 @@ export const zapScopeOf = (zap: ZapMeta | undefined, targetUrl: string): string 
   return id !== '' && id !== '0' ? `zap-${hashOf(id)}` : `url-${hashOf(targetUrl)}`;
 };
 
+/** The Zap as Zapier names it to subscribe and unsubscribe, if it does. */
+const zapMetaOf = (bundle: Bundle): ZapMeta | undefined => {
+  const meta = ZapMeta.decode(bundle.meta?.zap);
+  return isRight(meta) ? meta.right : undefined;
+};
+
 /** This integration's endpoints in the Consumer App: each with its Zap's scope and its rate (none: unpaced). */
 const Paced = t.type({ id: t.string, zap: t.string, rate: t.union([t.number, t.null]) });
 type Paced = t.TypeOf<typeof Paced>;
@@ -66,7 +73,7 @@ export const registryKey = (connection: Pick<Caller['connection'], 'appId' | 'ba
  * and since when it had run them. */
 const Off = t.type({ at: t.number, claims: t.string, since: t.number, on: t.number });
 type Off = t.TypeOf<typeof Off>;
-const offKey = (scope: string): string => `off:${scope}`;
+export const offKey = (scope: string): string => `off:${scope}`;
 
 /** The rate each of `count` endpoints gets: 25 a second between them, at least 1 each (Svix's least). */
 export const shareOf = (count: number): number => Math.max(1, Math.floor(THROTTLE_RATE / Math.max(1, count)));
@@ -74,12 +81,10 @@ export const shareOf = (count: number): number => Math.max(1, Math.floor(THROTTL
 /** The endpoints Svix lists as this integration's (their uid says so); one Svix disabled, unpaced (it gets nothing)
  * but counted, until its Zap's next subscribe removes it. */
 export const pacedOf = (endpoints: readonly EndpointOut[]): Paced[] =>
-  endpoints
-    .filter((endpoint) => (endpoint.uid ?? '').startsWith('zapier-'))
-    .map((endpoint) => ({
-      ...{ id: endpoint.id, zap: endpoint.metadata?.zap ?? endpoint.id },
-      rate: endpoint.disabled === true ? null : (endpoint.throttleRate ?? null),
-    }));
+  endpoints.filter(isZapEndpoint).map((endpoint) => ({
+    ...{ id: endpoint.id, zap: endpoint.metadata?.zap ?? endpoint.id },
+    rate: endpoint.disabled === true ? null : (endpoint.throttleRate ?? null),
+  }));
 
 /** z.cache is best effort here: a Zap turns on and off whatever it answers. */
 const cached = async <T>(call: () => Promise<T>): Promise<T | undefined> => {
@@ -171,8 +176,10 @@ const earlierOfZap = async (caller: Caller, endpoints: Paced[], scope: string) =
   const disabled: EndpointOut[] = [];
   for (const endpoint of endpoints) {
     const found = endpoint.zap === scope ? await findEndpoint(caller, endpoint.id) : undefined;
-    if (found?.disabled === true) await deleteEndpoint(caller, endpoint.id);
-    if (found?.disabled === true) disabled.push(found);
+    if (found?.disabled === true) {
+      await deleteEndpoint(caller, endpoint.id);
+      disabled.push(found);
+    }
     if (found?.disabled === false) live.push(found);
     if (endpoint.zap !== scope || found?.disabled === false) others.push(endpoint);
   }
@@ -188,9 +195,8 @@ const earlierOfZap = async (caller: Caller, endpoints: Paced[], scope: string) =
 export const subscribeZap = async (z: ZObject, bundle: Bundle, now: number): Promise<SubscribeData> => {
   const caller = callerOf(z, bundle, 'zap-editor');
   if (!bundle.targetUrl) throw new z.errors.Error(MESSAGES.missingTargetUrl, 'MissingTargetUrl', 400);
-  const io = ioOf(z);
-  const meta = ZapMeta.decode(bundle.meta?.zap);
-  const zap = isRight(meta) ? meta.right : undefined;
+  const { io } = caller;
+  const zap = zapMetaOf(bundle);
   const scope = zapScopeOf(zap, bundle.targetUrl);
   // Unknown: this Zap is paced as if alone, and the next subscribe or unsubscribe lists them again.
   const known = await readRegistry(caller);
@@ -235,7 +241,7 @@ export const unsubscribeZap = async (z: ZObject, bundle: Bundle, now: number): P
     (endpoint) =>
       own !== undefined &&
       endpoint !== own &&
-      (endpoint.uid ?? '').startsWith('zapier-') &&
+      isZapEndpoint(endpoint) &&
       endpoint.url === bundle.targetUrl &&
       madeAt(endpoint) < madeAt(own),
   );
@@ -251,12 +257,11 @@ export const unsubscribeZap = async (z: ZObject, bundle: Bundle, now: number): P
   if (left) await writeRegistry(caller, await repace(caller, left, shareOf(left.length), false));
   const stored = SubscribeData.decode(bundle.subscribeData);
   if (!edited && isRight(stored) && bundle.targetUrl) {
-    const meta = ZapMeta.decode(bundle.meta?.zap);
-    const scope = stored.right.zap ?? zapScopeOf(isRight(meta) ? meta.right : undefined, bundle.targetUrl);
+    const scope = stored.right.zap ?? zapScopeOf(zapMetaOf(bundle), bundle.targetUrl);
     const since = own?.disabled === true ? 0 : now - CATCH_UP.inFlightMs;
     const on = stored.right.on ?? (own && onOf(own)) ?? stored.right.checkedAt ?? now;
     const off: Off = { at: now, claims: claimScopeOf(stored.right), since, on };
-    await cached(() => ioOf(z).cache.set(offKey(scope), off, CLAIM_TTL_SECONDS, false));
+    await cached(() => caller.io.cache.set(offKey(scope), off, CLAIM_TTL_SECONDS, false));
   }
   return { removed };
 };

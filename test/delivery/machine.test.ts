@@ -129,10 +129,11 @@ describe('a signature no known secret made', () => {
     expect(decide(e, d, T + 1_000)).toEqual({ kind: 'wait', until: T + 1_000 });
     const command = decide(e, d, T + 1_000);
     if (command.kind !== 'list') throw new Error(`expected a listing, got ${command.kind}`);
-    // The first id of the window's first 4 ms slot, the last of its last, and ids two slots outside it.
+    // The first id of the window's first 4 ms slot, the last of its last, and the first of the slot after it (the
+    // slot reached past it); and, outside, the last id two slots before and the first two slots after.
     const idAt = (ms: number, fill: number) => `msg_${encodeKsuidMs(ms, new Uint8Array(15).fill(fill))}`;
-    const inside = [idAt(T, 0), idAt(T + 1_999, 0xff)];
-    const outside = [idAt(T - 8, 0xff), idAt(T + 2_008, 0)];
+    const inside = [idAt(T, 0), idAt(T + 1_999, 0xff), idAt(T + 2_000, 0)];
+    const outside = [idAt(T - 8, 0xff), idAt(T + 2_004, 0)];
     const listed = listMessages([...inside, ...outside], (id) => id, { limit: 250, now: T + 60_000, ...command });
     expect(listed.ok && listed.page.data).toEqual([...inside].reverse());
   });

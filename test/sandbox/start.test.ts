@@ -131,6 +131,7 @@ describe('npm start', () => {
     expect(out).toContain('turned it on again: Svix sent it the events it missed');
     const summary = summaryOf(out);
     expect(summary).toMatchObject({ events: 21, zap_runs: 21, doubled: 0, lost: 0, endpoints_left: 0 });
+    expect(out).not.toMatch(/whsec_|sk_sandbox_|integsk_/);
   }, 60_000);
 
   it('refuses a bad --events with exit code 2', async () => {

@@ -209,17 +209,20 @@ describe('exactly-once Zap runs, as Zapier runs them', () => {
   });
 
   it('claims a delivery the Zap filtered out too, so an edit widening the filter does not run it when sent again', async () => {
+    const zap = 'zap-under-test';
     await expect(
       zapier().perform({
         authData,
-        subscribeData: subscription,
+        subscribeData: { ...subscription, zap },
         rawRequest: signedRequest(body),
         inputData: { statuses: ['LOTS_SOLD'] },
       }),
     ).resolves.toEqual([]);
-    expect(claimSets()).toHaveLength(1);
-    // The edited Zap (no filter) is sent it again, as its catch-up sends what the Zap may have missed.
-    await expect(deliver()).resolves.toEqual([]);
+    // Claimed under the Zap's scope, not its endpoint's.
+    expect(claimSets()).toEqual([expect.objectContaining({ key: `seen:${zap}:${MSG_ID}`, nx: true })]);
+    // The edited Zap (no filter, a new endpoint of the same Zap) is sent it again, as its catch-up sends what the Zap
+    // may have missed.
+    await expect(deliver({ id: OTHER_ENDPOINT, secret: SECRET, checkedAt: Date.now(), zap })).resolves.toEqual([]);
   });
 });
 
