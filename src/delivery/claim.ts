@@ -40,15 +40,19 @@ export const FAILED = 'failed';
  * A delivery's claim of its message. Where the cache honours `nx` (Zapier's does; the local tester's mock does
  * not): one `set`; otherwise a read first, and a key there is another's claim. Any answer but `true` is read back:
  * the value is this claim's token, so its own claim (stored by a try that core's RPC client made again) reads as
- * its own, and another's as a copy. What leaves it unsettled (a throttle, an error, a holder not read) is tried
- * again, on the one back-off, until the delivery's time is up: then it runs, a possible duplicate being better than
- * a lost event, unless the cache once answered that the key exists (another's claim, or its own whose answer was
- * lost: it cannot tell them apart, and trusts the answer).
+ * its own, and another's as a copy. Only a read that shows another's token settles the claim as another's: a `set`
+ * answering `false` may mean the key exists or that Zapier throttled it (core's own tests mock a throttled set as
+ * `false`; its maintainers say `null`), so it is read back like any other answer. What leaves it unsettled (a
+ * throttle, an error, a holder not read) is tried again, on the one back-off, until the delivery's time is up: then
+ * it runs, a possible duplicate being better than a lost event.
  */
 export const newClaim = (token: string, honoursNx: boolean | undefined) => ({
-  ...{ token, call: honoursNx === undefined ? 'probe' : first(honoursNx), failures: 0, failedAt: -Infinity },
-  /** Whether a `set` answered `false` (the key exists), and the verdict, once reached. */
-  ...{ exists: false, verdict: unsettled },
+  token,
+  call: honoursNx === undefined ? 'probe' : first(honoursNx),
+  failures: 0,
+  failedAt: -Infinity,
+  /** Whether to run, once a read settled it (or a `set` stored it). */
+  verdict: unsettled,
 });
 const first = (honoursNx: boolean): ClaimCall => (honoursNx ? 'set' : 'check');
 const unsettled: boolean | undefined = undefined;
@@ -58,7 +62,7 @@ export type Claim = ReturnType<typeof newClaim>;
 export const nextClaim = (c: Claim, now: number, deadline: number): ClaimCommand => {
   if (c.verdict !== undefined) return { kind: 'done', run: c.verdict };
   const at = c.failedAt + backoffMs(c.failures);
-  if (Math.max(now, at) >= deadline) return { kind: 'done', run: !c.exists };
+  if (Math.max(now, at) >= deadline) return { kind: 'done', run: true };
   return now < at ? { kind: 'wait', until: at } : { kind: c.call };
 };
 
@@ -77,6 +81,6 @@ export const applyClaim = (c: Claim, call: ClaimCall, answer: unknown, now: numb
     case 'set':
       if (answer === true) c.verdict = true;
       else if (answer === FAILED) again();
-      else Object.assign(c, { call: 'read-back', exists: c.exists || answer === false });
+      else c.call = 'read-back';
   }
 };

@@ -113,12 +113,22 @@ export class PlatformStandIn {
    * documents (the default), or `null` as Redis's own `SET NX` does.
    */
   private nxConflict: false | null = false;
+  /**
+   * What a throttled `set` answers: `null` as Zapier's maintainers say (the default), or `false` as core's own
+   * cache test mocks a rate-limited set. Either way nothing is stored.
+   */
+  private throttledSet: false | null = null;
 
   constructor(private readonly options: PlatformOptions = {}) {}
 
   /** From now on, a `set` with `nx` of an existing key answers this (see nxConflict). */
   answerConflictsWith(answer: false | null): void {
     this.nxConflict = answer;
+  }
+
+  /** From now on, a throttled `set` answers this (see throttledSet). */
+  answerThrottledSetsWith(answer: false | null): void {
+    this.throttledSet = answer;
   }
 
   async start(): Promise<string> {
@@ -276,6 +286,7 @@ export class PlatformStandIn {
     if (fault) call.fault = fault.kind;
     if (fault?.kind === 'unavailable') return { status: 503, result: null };
     if (fault?.kind === 'error') return { status: 200, error: 'The cache could not answer.' };
+    if (fault?.kind === 'throttle' && method === 'zcache_set') return { status: 200, result: this.throttledSet };
     if (fault?.kind === 'throttle' || fault?.kind === 'miss') return { status: 200, result: null };
 
     const storageKey = this.storageKey(identity, key, scope);

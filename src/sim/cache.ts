@@ -5,7 +5,8 @@ import type { Scheduler } from './scheduler';
  * z.cache as a run's processes share it: one store, each call handled halfway through its round trip, so calls from
  * several processes interleave as on Zapier. `set` answers as Zapier documents it (`true` stored, `false` not stored:
  * with nx, the key exists; `null` throttled), or, in Redis's reading, `null` for a key that exists. A call may meet a
- * fault, as likely as the run's share: a throttle (`null`, nothing done), an error (thrown, nothing done), or, for a
+ * fault, as likely as the run's share: a throttle (a get `null`; a set `null` or, as core's own test mocks it,
+ * `false`; nothing done), an error (thrown, nothing done), or, for a
  * set, the work done and its answer lost (core's client sends it again, which then meets the stored entry). A round
  * trip takes 1–12 ms; with `slowMs`, one in two is slow, heavy-tailed up to `slowMs` (past a delivery's deadline).
  */
@@ -22,7 +23,14 @@ export class SimCache {
   constructor(
     private readonly scheduler: Scheduler,
     private readonly random: Random,
-    readonly options: { reading: 'zapier' | 'redis'; share: number; historyFaults: boolean; slowMs: number },
+    readonly options: {
+      reading: 'zapier' | 'redis';
+      share: number;
+      historyFaults: boolean;
+      slowMs: number;
+      /** What a throttled set answers. */
+      throttledSet: false | null;
+    },
   ) {}
   get(key: string, log: CacheCall[]): Promise<unknown> {
     return this.roundTrip('get', key, log, (fault) => {
@@ -33,7 +41,7 @@ export class SimCache {
   set(key: string, value: unknown, ttlSeconds: number, onlyIfAbsent: boolean, log: CacheCall[]): Promise<unknown> {
     const json = JSON.stringify(value);
     return this.roundTrip('set', key, log, (fault) => {
-      if (fault === 'throttle') return null;
+      if (fault === 'throttle') return this.options.throttledSet;
       const stored = this.store(key, json, ttlSeconds, onlyIfAbsent);
       // Core's client sends the call again after the lost answer: the second meets what the first stored.
       return fault === 'answer-lost' ? this.store(key, json, ttlSeconds, onlyIfAbsent) : stored;

@@ -39,8 +39,9 @@ describe("a message's claim", () => {
     ).toEqual({ calls: ['set', 'read-back'], verdict: { kind: 'done', run: runs } });
   });
 
-  it('3. remembers that the key exists: throttled reads then an error leave it unrun at the deadline', () => {
-    // set → false, get → throttled, set → false, get → throttled, set → error: 8c1b55a ran it (twice in all).
+  it("settles as another's only on a read of its token: sets answering false and reads throttled run at the deadline", () => {
+    // #51.1: z.cache may answer a throttled set `false` (core's own mock does). 962d0e2 took `false` as "the key
+    // exists" and, with no read answered, dropped the event at the deadline in silence.
     const answers: Answer[] = [
       ['set', false],
       ['read-back', null],
@@ -48,7 +49,21 @@ describe("a message's claim", () => {
       ['read-back', null],
       ['set', FAILED],
     ];
-    expect(run(true, answers, DEADLINE).verdict).toEqual({ kind: 'done', run: false });
+    expect(run(true, answers, DEADLINE).verdict).toEqual({ kind: 'done', run: true });
+  });
+
+  it('a throttled set answering false every time still runs its message at the deadline', () => {
+    const claim = newClaim(TOKEN, true);
+    let now = 0;
+    for (
+      let command = nextClaim(claim, now, DEADLINE);
+      command.kind !== 'done';
+      command = nextClaim(claim, now, DEADLINE)
+    ) {
+      if (command.kind === 'wait') now = command.until;
+      else applyClaim(claim, command.kind, command.kind === 'set' ? false : null, (now += 100));
+    }
+    expect(nextClaim(claim, now, DEADLINE)).toEqual({ kind: 'done', run: true });
   });
 
   it('runs at the deadline when the cache never said the key exists: a possible duplicate, never a lost event', () => {

@@ -25,6 +25,7 @@ const junkCalls = async (count: number, everyMs: number) => {
     share: 0,
     historyFaults: false,
     slowMs: 0,
+    throttledSet: null,
   });
   const loop = new EventLoop(scheduler);
   const runtime = new Runtime(clockOf({ now: () => scheduler.now, ...loop }), LIMITS, RULES, 'P');

@@ -59,6 +59,7 @@ beforeEach(() => {
   claimReadFaults = [];
   probeFails = false;
   zapier().platform.answerConflictsWith(false);
+  zapier().platform.answerThrottledSetsWith(null);
 });
 
 const deliver = (subscribeData: object = subscription, msgId = MSG_ID) =>
@@ -174,6 +175,16 @@ describe('exactly-once Zap runs, as Zapier runs them', () => {
     expect(moved).toBeLessThanOrEqual(requestSettings.operationBudgetMs);
     expect(moved).toBeGreaterThan(requestSettings.operationBudgetMs - 2 * longest);
     // It ran without a claim: a redelivery would find none.
+    expect(zapier().platform.peek(IDENTITY, claim)).toBeUndefined();
+  });
+
+  it('a first delivery whose every claim is throttled with false (core mocks a throttle so) still runs: never a silent loss', async () => {
+    // #51.1: on 962d0e2 the perform ended after 25 s with no run and no error, and Svix had been answered 200.
+    zapier().platform.answerThrottledSetsWith(false);
+    claimFaults = Array.from({ length: 200 }, () => ({ kind: 'throttle' }) satisfies RpcFault);
+    claimReadFaults = Array.from({ length: 200 }, () => ({ kind: 'throttle' }) satisfies RpcFault);
+    await expect(deliver()).resolves.toHaveLength(1);
+    expect(claimSets().every((call) => call.fault === 'throttle')).toBe(true);
     expect(zapier().platform.peek(IDENTITY, claim)).toBeUndefined();
   });
 
