@@ -10,8 +10,7 @@ import { FILTER_LABELS, type FilterField } from './fields/filters';
  */
 
 /** Why a request to the Zap's address did not run it, when it cannot have come from the Consumer App as sent. */
-export type DeliveryRefusal =
-  Refusal | 'no-delivery' | 'no-body' | 'not-a-svix-id' | 'unchecked-signature' | 'event-too-old';
+export type DeliveryRefusal = Refusal | 'no-delivery' | 'no-body' | 'not-a-svix-id' | 'event-too-old';
 
 /** A request anyone could have sent to the Zap's address: nothing to do, unless it was the person's own. */
 const notFromSvix = (what: string): string =>
@@ -33,8 +32,6 @@ const REFUSALS: Record<DeliveryRefusal, string> = {
   'too-new': notFromSvix('a delivery was dated more than 5 minutes in the future'),
   'no-valid-signature':
     "If this happens to every event, turn the Zap off and on again: this delivery did not carry this Zap's signature from Svix, so the Zap did not run.",
-  'unchecked-signature':
-    "If this happens to every event, turn the Zap off and on again: this delivery's signature did not match, and Svix could not be asked in time whether it is genuine (many came at once), so the Zap did not run.",
 };
 
 export const refusalMessage = (refusal: DeliveryRefusal): string => REFUSALS[refusal];

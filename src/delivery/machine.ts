@@ -16,15 +16,20 @@ import { SKEW_MS, unsureUntil, type History, type Sighting } from './history';
  * 3. Signed with the current secret, seen in the last 10 minutes and sure (a look or a read in the last 35 s):
  *    it runs on the delivered body. Otherwise the secret is read again first (free). Out of time for that, or for
  *    any wait (for z.cache, say), it runs only if seen in the last 10 minutes (a replaced secret never runs
- *    longer, Svix failing or not), else an error says how to send it again.
+ *    longer, Svix failing or not), else an error says how to send it again. Once Svix's record confirmed a delivery
+ *    no known secret signed, the current secret may have been replaced: it signs nothing alone until a read begun
+ *    after that delivery arrived (the delivery makes that read before it ends, from the allowance: a forgery
+ *    carrying a real id is confirmed too), and meanwhile the record decides.
  * 4. A signature no known secret made, not settled by a read begun at most 1 s before it arrived: the secret is read
- *    (from the allowance, unless an old secret also signed it); then decide again.
+ *    (from the allowance, unless an old secret also signed it); then decide again. Where the record cannot be
+ *    listed in its time, a read begun after it arrived is tried instead, settled or not.
  * 5. Otherwise Svix's record decides: a listing of the 2-second window of its message's time confirms it (the
  *    Zap gets Svix's copy); only a complete listing begun after it arrived refutes it (a halt): Svix commits a
  *    message before it sends it, however long that takes, and times are never compared across clocks. A window is
  *    listed again at most once a second, so deliveries arriving together share its listings. Free when an
  *    old secret signed it, as a delivery queued across a rotation is; from the allowance when no known secret did,
- *    as junk does. No call in its time: a halt, or an error while Svix fails (the event may be genuine).
+ *    as junk does. No call in its time: an error naming the message to resend (the event may be genuine; a halt
+ *    is final, and a genuine event halted is lost in silence).
  * Junk costs at most the allowance: per endpoint and process, reads and listings each a burst, then one per 2 s.
  * One read at a time, one listing per window: made by the delivery that scheduled it, the others waiting for it.
  */
@@ -106,6 +111,9 @@ export const newEndpoint = (madeAt: number, current: Sighting, rules: Rules = RU
   madeAt,
   history: { current, old: new Array<Sighting>() },
   ...{ readAt: -Infinity, lookedAt: -Infinity, shareUntil: -Infinity, read: none<Call>(), refused: none<Refused>() },
+  /** When a delivery arrived that Svix's record confirmed and no secret known here signed (rule 3): the current
+   * secret signs nothing alone until a read begun since. */
+  doubtAt: -Infinity,
   /** When the look or write under way began; what sharing what this process knows takes next: a look, a write where
    * none is shared, or one over it; and the delivery that read the current secret, while it is not shared: it
    * shares it before it ends. */
@@ -122,7 +130,7 @@ export const newEndpoint = (madeAt: number, current: Sighting, rules: Rules = RU
 export type Endpoint = ReturnType<typeof newEndpoint>;
 
 /** `gone`: Svix no longer has the endpoint (an edit, or turning the Zap off, removed it): not an error. */
-export type Halt = 'not-a-svix-id' | 'unchecked-signature' | 'not-confirmed' | 'before-endpoint' | 'expired' | 'gone';
+export type Halt = 'not-a-svix-id' | 'not-confirmed' | 'before-endpoint' | 'expired' | 'gone';
 export type Command =
   | { kind: 'run' | 'error' }
   | { kind: 'look' | 'read' }
@@ -255,14 +263,27 @@ export const decide = (e: Endpoint, d: Delivery, now: number): Command => {
   const scheduled = scheduledBy(e, d);
   for (const call of scheduled) call.owner = undefined;
   d.steps += 1;
-  const command = d.verdict ?? (d.steps > e.rules.maxSteps ? halt('unchecked-signature') : next(e, d, now));
+  const command = d.verdict ?? (d.steps > e.rules.maxSteps ? UNCHECKED : next(e, d, now));
   e.released ||= scheduled.some((call) => call.owner !== d);
   if (!VERDICTS.has(command.kind)) return now >= d.deadline ? timeUp(e, d, now) : command;
-  // A verdict stands; the delivery that read a new current secret shares it first, while it has time (rule 1).
+  // A verdict stands. Confirmed but signed by no secret known here: the current one may be replaced, and this
+  // delivery reads it before it ends (rule 3). The delivery that read a new current secret shares it first, while
+  // it has time (rule 1).
+  if (!d.verdict && command.kind === 'confirmed' && !knownSigner(e, d)) e.doubtAt = Math.max(e.doubtAt, d.arrivedAt);
   d.verdict = command;
+  if (e.readAt < e.doubtAt && now < d.deadline) {
+    // From the allowance: a forgery carrying a real id is confirmed too, and must not buy reads.
+    const read = reading(e, d, now, 'reads');
+    if (read?.kind === 'read' || read?.kind === 'wait') return read;
+  }
   const obliged = e.cache.sharer === d && e.cache.next !== undefined && now < d.deadline;
   return (obliged && sync(e, d, now, true)) || command;
 };
+/** Whether a secret the endpoint is known to have had signed the delivery. */
+const knownSigner = ({ history }: Endpoint, d: Delivery): boolean =>
+  d.signedWith(history.current.secret) || history.old.some((seen) => d.signedWith(seen.secret));
+/** A delivery that may be genuine and that Svix could not help check in its time: an error naming it to resend. */
+const UNCHECKED: Command = { kind: 'error' };
 const VERDICTS = new Set<Command['kind']>(['run', 'error', 'confirmed', 'halt', 'refused']);
 
 const next = (e: Endpoint, d: Delivery, now: number): Command => {
@@ -276,25 +297,33 @@ const next = (e: Endpoint, d: Delivery, now: number): Command => {
   const unsure = unsureUntil(history, rules.skewMs);
   if (unsure !== undefined && (signed || (old[0] && d.signedWith(old[0].secret))))
     return reading(e, d, now, undefined, unsure) ?? record(e, d, createdAt, now) ?? timeUp(e, d, now);
-  if (signed) {
+  if (signed && trusted(e)) {
     const sure = now - Math.max(e.lookedAt, e.readAt) <= rules.lookEveryMs;
     if (sure && fresh(e, now)) return { kind: 'run' };
     return reading(e, d, now, undefined) ?? timeUp(e, d, now);
   }
+  // Signed with a current secret in doubt: a read settles it (from the allowance, as the doubt may be a forger's),
+  // else Svix's record.
+  if (signed) return reading(e, d, now, 'reads') ?? record(e, d, createdAt, now) ?? timeUp(e, d, now);
   // Signed with a secret the endpoint had: it may have waited in Zapier's queue across a rotation. Free.
   const oldSigned = old.filter((seen) => d.signedWith(seen.secret)).length;
   const charged = oldSigned === 0;
   const settled = e.readAt >= d.arrivedAt - rules.togetherMs;
-  const read = d.signatures > oldSigned && !settled ? reading(e, d, now, charged ? 'reads' : undefined) : undefined;
-  return read ?? record(e, d, createdAt, now, charged ? 'listings' : undefined) ?? timeUp(e, d, now);
+  const kind = charged ? 'reads' : undefined;
+  const read = d.signatures > oldSigned && !settled ? reading(e, d, now, kind) : undefined;
+  // The record out of reach in its time: a read begun since it arrived may still show the secret that signed it.
+  const readInstead = () => (d.signatures > oldSigned && e.readAt < d.arrivedAt ? reading(e, d, now, kind) : undefined);
+  return read ?? record(e, d, createdAt, now, charged ? 'listings' : undefined) ?? readInstead() ?? timeUp(e, d, now);
 };
+/** Whether the current secret may sign alone: no confirmed delivery since the last read showed it may be replaced. */
+const trusted = (e: Endpoint): boolean => e.readAt >= e.doubtAt;
 
 /** Rule 3: the current secret was seen in the last 10 minutes. */
 const fresh = ({ history, rules }: Endpoint, now: number): boolean => now - history.current.start <= rules.freshForMs;
 /** No call or wait in the delivery's time: rule 3's verdict if signed with the current secret (and sure it is the
- * current one), else rule 5's: a halt, or an error while Svix fails (the event may be genuine). */
+ * current one, and not in doubt), else rule 5's: an error naming the message, since the event may be genuine. */
 const timeUp = (e: Endpoint, d: Delivery, now: number): Command => {
-  if (d.signedWith(e.history.current.secret) && unsureUntil(e.history, e.rules.skewMs) === undefined)
-    return { kind: fresh(e, now) ? 'run' : 'error' };
-  return e.svix.failures > 0 ? { kind: 'error' } : halt('unchecked-signature');
+  const current = d.signedWith(e.history.current.secret) && trusted(e);
+  if (current && unsureUntil(e.history, e.rules.skewMs) === undefined) return { kind: fresh(e, now) ? 'run' : 'error' };
+  return UNCHECKED;
 };

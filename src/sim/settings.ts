@@ -36,6 +36,7 @@ export const FIELDS = {
   cold: oneOf(true, false), // every delivery in a fresh process
   hours: number(0, 24), // a long run: the events spread over this many hours, junk every 2 min, Svix down hourly
   edits: number(0, 20), // Zaps edited while on: re-subscribed in either order, at the same target URL or a new one
+  throttledSetAnswer: oneOf('null', 'false'), // what z.cache answers a throttled set: as Zapier says, or as core mocks
 };
 type Field = keyof typeof FIELDS;
 const isField = (key: string): key is Field => Object.hasOwn(FIELDS, key);
@@ -63,7 +64,7 @@ const BASE: Setting = {
   ...{ name: 'base', events: 200, perSecond: 2, share: 0.05, rotations: 3, grace: 'both', closePairs: false },
   ...{ junkBurst: 0, historyFaults: false, svixClockSeconds: 0, processes: 2, backlogSeconds: 0, stolen: 0 },
   ...{ cacheLatencyMs: 0, commitLagMs: 0, svixClockJumps: false, forgeAheadSeconds: 0, junkSpreadSeconds: 0 },
-  ...{ endpoints: 1, cold: false, hours: 0, edits: 0 },
+  ...{ endpoints: 1, cold: false, hours: 0, edits: 0, throttledSetAnswer: 'null' },
 };
 const vary = (name: string, changes: Partial<Setting>): Setting => ({ ...BASE, ...changes, name });
 const EVERYTHING: Partial<Setting> = {
@@ -72,7 +73,7 @@ const EVERYTHING: Partial<Setting> = {
 
 const WIDE: Partial<Setting> = {
   ...{ svixClockSeconds: -60, stolen: 4, cacheLatencyMs: 8_000, commitLagMs: 5_000, svixClockJumps: true },
-  ...{ forgeAheadSeconds: 300, junkSpreadSeconds: 3_600, endpoints: 20 },
+  ...{ forgeAheadSeconds: 300, junkSpreadSeconds: 3_600, endpoints: 20, throttledSetAnswer: 'false' },
 };
 
 export const SETTINGS: readonly Setting[] = [
@@ -100,10 +101,16 @@ export const SETTINGS: readonly Setting[] = [
   vary('everything', { ...EVERYTHING, svixClockSeconds: -60 }),
   // The wider world: each of its adversities pushed to its extreme from the base, then all together.
   vary('slow-cache', { share: 0.2, rotations: 5, cacheLatencyMs: 30_000 }),
+  // z.cache answering a throttled set `false`, as core's own test mocks it: claims and the shared history alike.
+  vary('throttled-false', { share: 0.2, rotations: 5, historyFaults: true, throttledSetAnswer: 'false' }),
   vary('commit-lag', { rotations: 8, closePairs: true, commitLagMs: 30_000 }),
   vary('svix-clock-jumps', { rotations: 5, svixClockSeconds: 240, svixClockJumps: true }),
   vary('forged-ahead', { share: 0.2, rotations: 5, grace: 'immediate', stolen: 10, forgeAheadSeconds: 300 }),
   vary('old-junk', { rotations: 5, junkBurst: 100, junkSpreadSeconds: 604_800 }),
+  // Junk naming the last 10 minutes' windows, each a listing of its own: the listings allowance taken for 25 s.
+  vary('junk-recent-windows', { rotations: 5, junkBurst: 100, junkSpreadSeconds: 600 }),
+  // A stolen secret replaced at once, a flood of junk, then bodies signed with the replaced secret (world.ts).
+  vary('flood-then-stolen', { rotations: 15, grace: 'immediate', junkBurst: 40 }),
   // A process serving more endpoints than it keeps: each endpoint's machine let go between its deliveries.
   vary('many-endpoints', {
     events: 6_000,

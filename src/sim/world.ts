@@ -82,12 +82,14 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   const commits = root.fork(); // how long Svix's transaction writing a message takes
   const retries = root.fork(); // the jitter of Svix's retries
   const editing = root.fork(); // the Zaps' edits
+  const flooding = root.fork(); // forgers flooding junk after an immediate rotation, then using the replaced secret
   const reading = plan.chance(0.5) ? 'zapier' : 'redis';
   const cacheOptions = {
     reading,
     share,
     historyFaults: setting.historyFaults,
     slowMs: setting.cacheLatencyMs,
+    throttledSet: setting.throttledSetAnswer === 'false' ? false : null,
   } as const;
   const cache = new SimCache(scheduler, faultRandom.fork(), cacheOptions);
   const rules = rulesOf(setting.rules);
@@ -338,6 +340,11 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
       }
       for (let count = 0; count < setting.stolen; count += 1)
         scheduler.after(plan.between(0, 30 * MINUTE), () => forge('revoked-secret', current, undefined));
+      // A stolen secret replaced at once, junk to spend the allowance, then bodies signed with the replaced secret
+      // while the junk is still being checked and genuine deliveries with the new one arrive.
+      if (immediate && setting.junkBurst > 0)
+        for (let count = 0; count < 3; count += 1)
+          scheduler.after(flooding.between(1_000, 20_000), () => forge('revoked-secret', current, undefined));
     });
   });
   // Svix's clock steps three times, staying within 5 minutes of where it began and never 5 minutes ahead.

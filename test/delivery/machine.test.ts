@@ -71,7 +71,7 @@ describe('a warm endpoint', () => {
     expect(decide(e, delivery(['sX'], 3_000), 3_000)).toEqual({ kind: 'read' });
     const other = delivery(['sY'], 3_001, { deadline: 10_000 });
     expect(decide(e, other, 9_999)).toEqual({ kind: 'wait', until: 10_000 });
-    expect(decide(e, other, 10_000)).toEqual({ kind: 'halt', why: 'unchecked-signature' });
+    expect(decide(e, other, 10_000)).toEqual({ kind: 'error' });
   });
 
   it.each([
@@ -269,7 +269,12 @@ describe("Svix's failures", () => {
     ['Svix failing, a call in time', true, 4_100 + CALL_MS, { kind: 'wait', until: 4_100 }],
     ['Svix failing, no call in time: an error', true, 4_099 + CALL_MS, { kind: 'error' }],
     ['Svix answering, a call in time', false, 3_100 + CALL_MS, { kind: 'read' }],
-    ['Svix answering, no call in time: a halt', false, 3_099 + CALL_MS, { kind: 'halt', why: 'unchecked-signature' }],
+    [
+      'Svix answering, no call in time: an error naming the message (it may be genuine)',
+      false,
+      3_099 + CALL_MS,
+      { kind: 'error' },
+    ],
   ])('%s', (_, failing, deadline, verdict) => {
     const e = warm(2_000);
     if (failing) expect(decide(e, delivery(['sX'], 3_000), 3_000)).toEqual({ kind: 'read' });
@@ -345,10 +350,10 @@ describe('two quick rotations answered out of order leave the replaced secret cu
     expect(cache.value.current.secret).toBe('s3');
   });
 
-  it('out of time before a read settles them, one signed with the secret seen current halts: it may be the replaced one', () => {
+  it('out of time before a read settles them, one signed with the secret seen current ends in an error: it may be the replaced one', () => {
     const shared = { current: seen('s2', 10_500, 'B', 10_600), old: [seen('s3', 10_000, 'A', 10_100), S1] };
     const d = delivery(['s2'], 12_000, { deadline: 12_000 + CALL_MS - 1 });
-    expect(decide(warm(12_000, shared), d, 12_000)).toEqual({ kind: 'halt', why: 'unchecked-signature' });
+    expect(decide(warm(12_000, shared), d, 12_000)).toEqual({ kind: 'error' });
   });
 });
 
@@ -516,6 +521,66 @@ describe('breaks a review found on 8c1b55a', () => {
   it('keeps no decision loop going past its step limit', () => {
     const e = warm(2_000);
     const d = delivery(['sX'], 3_000, { steps: RULES.maxSteps });
-    expect(decide(e, d, 3_000)).toEqual({ kind: 'halt', why: 'unchecked-signature' });
+    expect(decide(e, d, 3_000)).toEqual({ kind: 'error' });
+  });
+});
+
+describe('breaks found on 962d0e2 (#51)', () => {
+  /** An endpoint whose record confirmed a delivery signed with sN, a secret not known here (s1 was replaced at once,
+   * as a stolen secret is), with the reads allowance spent by junk or not. */
+  const confirmedUnknown = (readsSpent: boolean) => {
+    const e = warm(2_000);
+    if (readsSpent) e.tat.reads = 200_000;
+    const cache = { value: e.history };
+    const genuine = delivery(['sN'], 3_000);
+    if (!readsSpent) e.readAt = 2_500; // a read just before it arrived settles it: straight to the record
+    expect(synced(e, genuine, 3_000, cache)).toEqual({ kind: 'wait', until: 3_000 });
+    expect(decide(e, genuine, 3_000)).toEqual({ kind: 'list', window: 2_000, after: 1_996, before: 4_004 });
+    const confirmed: [string, Listed] = [genuine.id, { payload: { n: 1 } }];
+    apply(e, { kind: 'listed', window: 2_000, start: 3_000, page: { messages: [confirmed] } }, 3_100);
+    return { e, cache, genuine };
+  };
+
+  it('2. once the record confirms a delivery no known secret signed, a body signed with the current secret alone does not run', () => {
+    // 962d0e2 ran the forgery below: junk had spent the reads allowance, so nothing read the new secret.
+    const { e, cache, genuine } = confirmedUnknown(true);
+    expect(decide(e, genuine, 3_100)).toEqual({ kind: 'confirmed', event: { n: 1 } });
+    const forgery = delivery(['s1'], 3_150, { createdAt: 3_150 });
+    expect(synced(e, forgery, 3_150, cache)).toEqual({ kind: 'wait', until: 4_000 });
+    expect(decide(e, forgery, 4_000)).toEqual({ kind: 'list', window: 2_000, after: 1_996, before: 4_004 });
+    apply(e, { kind: 'listed', window: 2_000, start: 4_000, page: { messages: [] } }, 4_150);
+    expect(decide(e, forgery, 4_150)).toEqual({ kind: 'halt', why: 'not-confirmed' });
+  });
+
+  it('2. the confirmed delivery reads the secret before it ends, from the allowance; then the new secret runs as usual', () => {
+    const { e, cache, genuine } = confirmedUnknown(false);
+    expect(decide(e, genuine, 3_100)).toEqual({ kind: 'read' });
+    expect(e.tat.reads).toBe(3_100 + RULES.reads.everyMs);
+    const forgery = delivery(['s1'], 3_150);
+    expect(decide(e, forgery, 3_150)).toEqual({ kind: 'wait', until: forgery.deadline });
+    apply(e, { kind: 'read', sighting: seen('sN', 3_100) }, 3_150, genuine);
+    expect(synced(e, genuine, 3_200, cache)).toEqual({ kind: 'confirmed', event: { n: 1 } });
+    expect(cache.value.current.secret).toBe('sN');
+    expect(synced(e, forgery, 3_200, cache)).not.toEqual({ kind: 'run' });
+    expect(decide(e, delivery(['sN'], 3_300), 3_300)).toEqual({ kind: 'run' });
+  });
+
+  it('2. out of time for that read, a body signed with the secret in doubt ends in an error, never a run', () => {
+    const e = warm(2_000);
+    e.doubtAt = 2_500;
+    const d = delivery(['s1'], 3_000, { deadline: 3_000 + CALL_MS - 1 });
+    expect(decide(e, d, 3_000)).toEqual({ kind: 'error' });
+  });
+
+  it('4. junk holding the listings allowance: a genuine delivery reads the secret instead of halting at once', () => {
+    // seed 7407 of junk-100 with junkSpreadSeconds=600: a read begun 0.5 s before it arrived (before its secret was
+    // made) settled it, the record was out of reach, and 962d0e2 halted it on arrival with 25 s to go.
+    const e = warm(2_000);
+    e.tat.listings = 200_000;
+    read(e, 's1', 2_500);
+    const d = delivery(['sN'], 3_000);
+    expect(synced(e, d, 3_000, { value: e.history })).toEqual({ kind: 'read' });
+    read(e, 'sN', 3_000);
+    expect(synced(e, d, 3_100, { value: e.history })).toEqual({ kind: 'run' });
   });
 });

@@ -54,6 +54,7 @@ const broken = (outcome: Outcome) => ({
 const QUIET = ['historyFaults=true', 'processes=4', 'share=0.2'];
 const AHEAD = ['stolen=10', 'rotations=5', 'grace=immediate', 'forgeAheadSeconds=295'];
 const SLOW = ['cacheLatencyMs=8000'];
+const DAY = ['hours=24', 'edits=12', 'events=500'];
 const NONE = { lost: 0, doubled: 0, forgedRun: 0, revokedRun: 0, junkOverBound: 0, overTime: 0, overMemory: 0 };
 
 jest.setTimeout(60_000);
@@ -159,6 +160,20 @@ const REGRESSIONS: Array<[setting: string, seed: number, found: string, sets?: s
   ['edits-wide', 29, "Svix's clock 6 min behind: events just after the Zap was on fell before its edit's catch-up"],
   ['edits-wide', 48, "an edit's catch-up, queued across a rotation, halted as from before its endpoint: 2 lost"],
   ['edits-long', 575, "a read hung across an outage's end, another endpoint answered: unanswered, not lost"],
+  ['junk-recent-windows', 244, '962d0e2: genuine deliveries halted on arrival while junk held the listings: 2 lost'],
+  ['junk-recent-windows', 21, '962d0e2: a genuine delivery halted with 25 s to wait for a read: lost'],
+  [
+    'flood-then-stolen',
+    34,
+    '962d0e2: a secret replaced at once stayed trusted after the record confirmed its successor',
+  ],
+  ['flood-then-stolen', 45, '962d0e2: bodies signed with the replaced secret ran after a flood spent the reads'],
+  [
+    'wide-world-cold',
+    12,
+    "962d0e2's judge: losses Svix never answered, judged by a forgery's halt and other lives",
+    DAY,
+  ],
 ];
 
 describe('seeds that once failed', () => {
