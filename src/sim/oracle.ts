@@ -5,7 +5,7 @@ import { requestSettings } from '../provider/request';
 import type { CacheCall, SimCache } from './cache';
 import type { Scheduler } from './scheduler';
 import type { Setting } from './settings';
-import type { SimMessage, SimSvix, SvixCall } from './svix';
+import type { SecretSpell, SimMessage, SimSvix, SvixCall } from './svix';
 import type { Process, SimDelivery } from './world';
 
 /**
@@ -103,7 +103,9 @@ export const judge = (run: Judged): Outcome => {
     tally.unclaimed += extra - doubled;
     if (doubled > 0) fail('doubled', doubled, `run ${runs.length} times`, tried, message);
     if (runs.length > 0) continue;
-    if (tried.length > 0 && tried.every((perform) => svixNeverAnswered(run, perform))) tally.unanswered += 1;
+    // Judged by its genuine deliveries: a forgery carrying its id halts, and says nothing of what Svix answered.
+    const genuine = tried.filter((perform) => perform.delivery.kind === 'genuine');
+    if (genuine.length > 0 && genuine.every((perform) => svixNeverAnswered(run, perform))) tally.unanswered += 1;
     else if (tried.some(claimedUnread)) tally.unclaimed += 1;
     else fail('lost', 1, 'lost', tried, message);
   }
@@ -156,13 +158,12 @@ export const withinMemory = (runtime: Runtime): boolean => {
 /** A call on a message's claim, answered within its delivery's time. */
 const claimCall = ({ start }: PerformRecord, call: CacheCall) =>
   call.key.startsWith('seen:') && call.end <= start + requestSettings.operationBudgetMs;
-/** A claim z.cache left unsettled in its time: tried (its probe of nx counts), and no set that stored it or said the
- * key exists, nor a read of its holder, answered in time. */
+/** A claim z.cache left unsettled in its time: tried (its probe of nx counts), and no set that stored it, nor a read
+ * of its holder, answered in time (a set answering `false` settles nothing: Zapier may answer a throttle so). */
 const claimUnsettled = (perform: PerformRecord) => {
   const calls = perform.cacheCalls.filter((call) => /^(seen|nx-probe):/.test(call.key));
   const settles = (call: CacheCall) =>
-    claimCall(perform, call) &&
-    (call.method === 'set' ? typeof call.answer === 'boolean' : typeof call.answer === 'string');
+    claimCall(perform, call) && (call.method === 'set' ? call.answer === true : typeof call.answer === 'string');
   return calls.length > 0 && !calls.some(settles);
 };
 /** A perform whose claim was stored but answered as held (core's retry met its own write), with no read of whose it
@@ -193,11 +194,14 @@ export const overBound = (times: readonly number[], burst: number, refillMs: num
 
 /**
  * The promise on revoked secrets, for a perform that ran on its delivered body (Svix's copy carries a mark the
- * delivered body lacks): every secret that signed it replaced, and a process saw a newer one more than a minute
- * before it ended, or it was replaced more than 10 minutes (RULES.freshForMs) before, whatever any process saw. Times
- * are the world's: Svix keeps its rotations in its database, whatever its clock does.
+ * delivered body lacks): every secret that signed it replaced, and its own process had learnt of a newer one before
+ * it began (a read showed it, or Svix's record confirmed a genuine delivery signed by newer ones alone), or any
+ * process saw a newer one more than a minute before it ended, or it was replaced more than 10 minutes
+ * (RULES.freshForMs) before, whatever any process saw. Times are the world's: Svix keeps its rotations in its
+ * database, whatever its clock does.
  */
-const revocationBroken = ({ svix }: Judged, perform: PerformRecord): string | undefined => {
+const revocationBroken = (run: Judged, perform: PerformRecord): string | undefined => {
+  const { svix } = run;
   const signers = perform.delivery.signedBy;
   if (perform.items.some((item) => item.copy === 'record') || signers.length === 0) return undefined;
   const decidedAt = perform.end;
@@ -207,6 +211,9 @@ const revocationBroken = ({ svix }: Judged, perform: PerformRecord): string | un
   const seen = svix.newerReadAt(newest);
   const replacedAt = newest.replacedAt ?? 0;
   const ran = `ran on a body signed with ${newest.label} of endpoint ${newest.endpoint}`;
+  const learnt = learntNewerAt(run, perform, newest);
+  if (perform.start > learnt)
+    return `${ran}, replaced, ${seconds(perform.start - learnt)} s after its own process learnt of a newer secret`;
   if (decidedAt > seen + REVOKED_WITHIN)
     return `${ran}, replaced, ${seconds(decidedAt - seen)} s after a process saw a newer secret`;
   if (decidedAt > replacedAt + RULES.freshForMs + 2 * PROCESS_SKEW)
@@ -214,12 +221,30 @@ const revocationBroken = ({ svix }: Judged, perform: PerformRecord): string | un
   return undefined;
 };
 
+/** When the perform's own process (this life of it) first learnt that `spell` was replaced: a read of the secret
+ * showed a newer one, or a genuine delivery signed by newer secrets alone was confirmed by Svix's record. */
+const learntNewerAt = ({ svix, performs }: Judged, { process, life }: PerformRecord, spell: SecretSpell): number => {
+  const { secrets } = svix.endpoint(spell.endpoint);
+  const newer = (other: SecretSpell) =>
+    other.endpoint === spell.endpoint && secrets.indexOf(other) > secrets.indexOf(spell);
+  let at = Infinity;
+  for (const p of performs) {
+    if (p.process !== process || p.life !== life) continue;
+    for (const call of p.calls) if (call.ok && call.showed && newer(call.showed)) at = Math.min(at, call.end);
+    const { kind, signedBy } = p.delivery;
+    const confirmed = p.outcome === 'ran' && p.items.some((item) => item.copy === 'record');
+    if (kind === 'genuine' && confirmed && signedBy.length > 0 && signedBy.every(newer)) at = Math.min(at, p.end);
+  }
+  return at;
+};
+
 /** True when the perform ended in an error while its process called Svix for its endpoint (it, or deliveries it
  * waited on) and Svix answered none of those calls. */
-const svixNeverAnswered = ({ performs }: Judged, { process, delivery, start, end, outcome }: PerformRecord) => {
-  // Calls for its endpoint in its process: the only answers its machine could have used (one per endpoint).
+const svixNeverAnswered = ({ performs }: Judged, { process, life, delivery, start, end, outcome }: PerformRecord) => {
+  // Calls for its endpoint in its process's life: the only answers its machine could have used (one per endpoint;
+  // a fresh process of the same index starts with none).
   const during = performs
-    .filter((p) => p.process === process && p.delivery.endpoint === delivery.endpoint)
+    .filter((p) => p.process === process && p.life === life && p.delivery.endpoint === delivery.endpoint)
     .flatMap((p) => p.calls.filter((c) => c.end >= start && c.end <= end));
   return outcome === 'failed' && during.length > 0 && !during.some((c) => c.ok);
 };
