@@ -10,11 +10,12 @@ import * as t from 'io-ts';
 import { runCommand } from '../cli/runCommand';
 import { deliveryCpu, wallMicros } from './measures';
 import { median, round } from './stats';
+import { BUDGETS } from './verdict';
 
 export const CLOCKS = ['cpu', 'wall'] as const;
 export type ClockName = (typeof CLOCKS)[number];
 /** The CPU budget of `npm run bench`; wall time is a guard reported beside it. */
-export const CPU_BUDGET = 1.1;
+export const CPU_BUDGET = BUDGETS.performCpu;
 const Measured = t.type({ clock: t.keyof({ cpu: null, wall: null }), ratio: t.number });
 type Measured = t.TypeOf<typeof Measured>;
 

@@ -21,7 +21,7 @@ import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
 import type { Comparison, RoundTrip, Throughput } from './report';
 import { elapsedMs, median, percentile, round, sideBySide } from './stats';
-import { budgetText, measureUntilDecided, REMEASURES, type Budget, type Judged } from './verdict';
+import { BUDGETS, budgetText, measureUntilDecided, REMEASURES, type Budget, type Judged } from './verdict';
 import { CACHE_SCOPE } from '../provider/request';
 
 export { ROOT };
@@ -93,7 +93,7 @@ export const coldStart = async (rounds: number, onRemeasure: Remeasuring): Promi
         () => loadMs(core),
       ),
     'ms',
-    { most: 1.05 },
+    { most: BUDGETS.coldStart },
     undefined,
     onRemeasure,
   );
@@ -252,7 +252,7 @@ export const deliveryCpu = async (
       'CPU per delivery: perform vs a claim-only hook',
       sample,
       'µs CPU per delivery',
-      { most: 1.1 },
+      { most: BUDGETS.performCpu },
       { deliveriesPerRound: perRound * 2, trigger: TRIGGER_KEY },
       onRemeasure,
     );
