@@ -23,8 +23,8 @@ const FILES = [
   'src/delivery/**/*.ts',
   'src/triggers/auctionStatusChanged.ts',
   'src/triggers/outdated.ts',
-  'src/provider/cache.ts',
-  'src/provider/clock.ts',
+  'src/zapier/cache.ts',
+  'src/zapier/clock.ts',
 ];
 /** The tests that may reach what the sweep does not: the unit tests of the path and of its trigger. */
 const TEST_DIRS = ['test/delivery', 'test/triggers', 'test/reliability'];

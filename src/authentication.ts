@@ -1,7 +1,7 @@
 import type { Bundle, ZObject } from 'zapier-platform-core';
-import type * as Access from './provider/access';
-import { getApplication } from './provider/api';
-import { callerOf } from './provider/request';
+import type * as Access from './zap/access';
+import { getApplication } from './svix/api';
+import { callerOf } from './svix/client';
 
 /**
  * The dashboard pages where a person finds each value; Zapier shows these links under the fields. Svix
@@ -42,7 +42,7 @@ export const testConnection = async (z: ZObject, bundle: Bundle): Promise<Connec
   const app = await getApplication(caller);
   // What turning a Zap on and running it will need: said now, not weeks later after a change of secret.
   // Loaded here, when a connection is tested: no delivery needs it, so every process starts sooner without it.
-  const { checkAccess }: typeof Access = require('./provider/access');
+  const { checkAccess }: typeof Access = require('./zap/access');
   await checkAccess(caller);
   return { id: app.id, name: app.name, label: connectionLabelOf(app) };
 };

@@ -1,12 +1,12 @@
 import type { Halt } from './delivery/machine';
-import type { Failure } from './provider/failures';
-import type { Refusal } from './provider/signature';
+import type { Failure } from './zapier/io';
+import type { Refusal } from './svix/signature';
 import { FILTER_LABELS, type FilterField } from './fields/filters';
 
 /**
  * What a person reads in Zapier when a delivery does not run, or a Zap cannot be turned on: each starts with what
  * to do, within the 250 characters Zapier shows (test/messages.test.ts enumerates them all). Provider failures
- * are worded in provider/failures.ts.
+ * are worded in svix/failures.ts.
  */
 
 /** Why a request to the Zap's address did not run it, when it cannot have come from the Consumer App as sent. */

@@ -54,8 +54,8 @@ describe('the app definition', () => {
 
   it('loads what turning a Zap on or off and testing a connection need only when first asked', () => {
     // The files watched exist (a rename would otherwise pass unseen).
-    for (const file of ['provider/zapLife.js', 'provider/access.js', 'svix/rules.js'])
+    for (const file of ['zap/life.js', 'zap/access.js', 'svix/rules.js'])
       expect(existsSync(resolve(ROOT, 'dist', file))).toBe(true);
-    expect(loadedBy(/dist[\\/](provider[\\/](zapLife|access)|svix[\\/]rules)\.js$/)).toEqual([]);
+    expect(loadedBy(/dist[\\/](zap[\\/](life|access)|svix[\\/]rules)\.js$/)).toEqual([]);
   });
 });

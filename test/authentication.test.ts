@@ -2,8 +2,8 @@ import nock from 'nock';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../src';
 import { authentication, connectionLabelOf, testConnection } from '../src/authentication';
-import { disabledZapMessage } from '../src/provider/access';
-import { endpointDescription, EVENT_TYPE_ARCHIVED } from '../src/provider/zapEndpoint';
+import { disabledZapMessage } from '../src/zap/access';
+import { endpointDescription, EVENT_TYPE_ARCHIVED } from '../src/zap/endpoint';
 import { API_KEY, APP_ID, EU_API_KEY, PROVIDER, authData, failure } from './helpers/fixtures';
 
 const appTester = createAppTester(app);

@@ -1,21 +1,21 @@
 import app from '../src';
 import type { Halt } from '../src/delivery/machine';
 import { authentication } from '../src/authentication';
-import { EVENT_TYPE_ARCHIVED, EVENT_TYPE_NOT_PERMITTED, THIS_ZAP_DISABLED } from '../src/provider/zapEndpoint';
-import { ACTIONS, appNotFound, ENDPOINT_MESSAGES } from '../src/provider/api';
-import { ACCESS_ACTIONS, ACCESS_MESSAGES, disabledZapMessage } from '../src/provider/access';
-import { EVENT_TYPE_ACTIONS } from '../src/provider/eventType';
-import { readConnection, APP_ID_HELP } from '../src/provider/connection';
+import { EVENT_TYPE_ARCHIVED, EVENT_TYPE_NOT_PERMITTED, THIS_ZAP_DISABLED } from '../src/zap/endpoint';
+import { ACTIONS, appNotFound, ENDPOINT_MESSAGES } from '../src/svix/api';
+import { ACCESS_ACTIONS, ACCESS_MESSAGES, disabledZapMessage } from '../src/zap/access';
+import { EVENT_TYPE_ACTIONS } from '../src/svix/eventType';
+import { readConnection, APP_ID_HELP } from '../src/svix/connection';
 import {
   describeNotJson,
   describeStatus,
   describeUnexpectedShape,
   describeUnreachable,
   READERS,
-  type Failure,
   type Reader,
-} from '../src/provider/failures';
-import { checkServerUrl } from '../src/provider/serverUrl';
+} from '../src/svix/failures';
+import { type Failure } from '../src/zapier/io';
+import { checkServerUrl } from '../src/svix/serverUrl';
 import { decodePayload, parseBody } from '../src/fields/payload';
 import {
   couldNotCheck,

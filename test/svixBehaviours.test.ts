@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import * as t from 'io-ts';
 import app from '../src';
-import { disabledZapMessage } from '../src/provider/access';
-import { THIS_ZAP_DISABLED } from '../src/provider/zapEndpoint';
-import { EndpointOut, EventTypeOut } from '../src/provider/codecs';
-import { EVENT_TYPE_NAME } from '../src/provider/eventType';
-import { EVENT_TYPE_ARCHIVED } from '../src/provider/zapEndpoint';
+import { disabledZapMessage } from '../src/zap/access';
+import { THIS_ZAP_DISABLED } from '../src/zap/endpoint';
+import { EndpointOut, EventTypeOut } from '../src/svix/codecs';
+import { EVENT_TYPE_NAME } from '../src/svix/eventType';
+import { EVENT_TYPE_ARCHIVED } from '../src/zap/endpoint';
 import { AuctionService } from '../src/sandbox/auctions';
 import { ProviderEmulator, type EmulatorOptions } from '../src/sandbox/emulator';
 import { HookRunner } from '../src/sandbox/hookRunner';

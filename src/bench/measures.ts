@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { isRight } from 'fp-ts/Either';
 import type { Bundle, ZObject } from 'zapier-platform-core';
 import app from '../index';
-import { secretKey, sign, signedWith } from '../provider/signature';
+import { secretKey, sign, signedWith } from '../svix/signature';
 import { TRIGGER_KEY } from '../triggers/auctionStatusChanged';
 import { SubscribeData } from '../models/inbound';
 import { AuctionService } from '../sandbox/auctions';
@@ -22,7 +22,7 @@ import { runSetup } from '../setup/setup';
 import type { Comparison, RoundTrip, Throughput } from './report';
 import { elapsedMs, median, percentile, round, sideBySide } from './stats';
 import { BUDGETS, budgetText, measureUntilDecided, REMEASURES, type Budget, type Judged } from './verdict';
-import { CACHE_SCOPE } from '../provider/request';
+import { CACHE_SCOPE } from '../zapier/io';
 
 export { ROOT };
 

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { errors } from 'zapier-platform-core';
 import { LIMITS, Runtime } from '../delivery/runtime';
-import { clockOf } from '../provider/clock';
-import type { Io } from '../provider/request';
+import { clockOf } from '../zapier/clock';
+import type { Io } from '../zapier/io';
 import { newId, newSecret } from '../sandbox/emulator/store';
 import { operationsFor } from '../triggers/auctionStatusChanged';
 

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ProviderEmulator } from '../sandbox/emulator';
-import { serverUrlFor } from '../provider/serverUrl';
+import { serverUrlFor } from '../svix/serverUrl';
 import { randomBytes } from 'node:crypto';
 import { differences, runContract, type CallRow, type Cleanup, type ContractRun, type Target } from './run';
 

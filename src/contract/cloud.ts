@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { EndpointOut, ListResponseMessageOut } from '../provider/codecs';
-import { EVENT_TYPE_NAME } from '../provider/eventType';
-import { THROTTLE_RATE } from '../provider/zapEndpoint';
+import { EndpointOut, ListResponseMessageOut } from '../svix/codecs';
+import { EVENT_TYPE_NAME } from '../svix/eventType';
+import { THROTTLE_RATE } from '../zap/endpoint';
 import type { ProviderClient } from '../setup/client';
 
 /**

@@ -1,8 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { isRight } from 'fp-ts/Either';
 import app from '../index';
-import { EndpointSecretOut, ListResponseEndpointOut, MessageOut } from '../provider/codecs';
-import { EVENT_TYPE_NAME } from '../provider/eventType';
+import { EndpointSecretOut, ListResponseEndpointOut, MessageOut } from '../svix/codecs';
+import { EVENT_TYPE_NAME } from '../svix/eventType';
 import { AuctionService } from '../sandbox/auctions';
 import { PlatformStandIn, platformInvoker } from '../sandbox/platform';
 import { ProviderClient, ProviderFailure } from '../setup/client';

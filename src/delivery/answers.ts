@@ -1,5 +1,5 @@
-import type { Failure } from '../provider/failures';
-import { mayPass } from '../provider/request';
+import type { Failure } from '../zapier/io';
+import { mayPass } from '../svix/client';
 import { lacks, merge, type History, type Sighting } from './history';
 import { backoffMs, type Endpoint, type Delivery, type Listed, type Next } from './machine';
 

@@ -1,4 +1,4 @@
-import { CLOCK_ALLOWANCE_SECONDS, type SigningWindow } from '../provider/signature';
+import { CLOCK_ALLOWANCE_SECONDS, type SigningWindow } from '../svix/signature';
 import { backoffMs } from './machine';
 
 /**

@@ -1,29 +1,38 @@
 import { isRight } from 'fp-ts/Either';
-import { couldNotCheck, couldNotConfirm, haltMessage } from '../messages';
-import { ExpiredPayload, type MessageOut } from '../provider/codecs';
-import { getEndpointSecret, listMessagesBetween } from '../provider/api';
-import { EVENT_TYPE_NAME } from '../provider/eventType';
-import { timeOfProviderId } from '../provider/ksuid';
-import type { Failure } from '../provider/failures';
-import { callWithin, probeNx, withinDeadline } from '../provider/cache';
-import { halt, raise, type Caller, type Io } from '../provider/request';
+import { ExpiredPayload, type MessageOut } from '../svix/codecs';
+import { getEndpointSecret, listMessagesBetween } from '../svix/api';
+import { EVENT_TYPE_NAME } from '../svix/eventType';
+import { timeOfProviderId } from '../svix/ksuid';
+import { callWithin, probeNx, withinDeadline } from '../zapier/cache';
+import { type Caller } from '../svix/client';
+import type { Failure, Io } from '../zapier/io';
 import { apply, type Result } from './answers';
 import { applyClaim, CLAIM_TTL_SECONDS, FAILED, newClaim, nextClaim, type ClaimCall } from './claim';
 import { History } from './history';
 import { CALL_MS, decide, leave, stay } from './machine';
-import type { Command, Delivery, Listed } from './machine';
+import type { Command, Delivery, Halt, Listed } from './machine';
 import type { Runtime, Slot } from './runtime';
 
 /**
  * Carries out the machines' commands (machine.ts for the endpoint, claim.ts for a message's claim) for one delivery,
  * from its perform to the verdict: its body runs, Svix's copy runs, or it stops with a halt or an error. It makes the
  * z.cache and Svix calls, reads the process's clock, and is the only code that waits; a wait that lost is cancelled
- * (Runtime.wait), and no z.cache call outlives the delivery's deadline (provider/cache.ts).
+ * (Runtime.wait), and no z.cache call outlives the delivery's deadline (zapier/cache.ts).
  */
 
 /** The Zap's endpoint, keyed as z.cache is scoped, and since when the Zap runs events (`on`: none older was sent). */
 export type Subscription = { id: string; secret: string; checkedAt: number; key: string; on?: number };
-export type Verdict = { kind: 'signed' } | { kind: 'confirmed'; event: unknown };
+/** How a delivery ended: its body runs (signed), Svix's copy runs (confirmed), or it stops: a halt (it cannot have come
+ * from the Consumer App as sent), unchecked (Svix could not help check it in its time: it may be genuine), or Svix
+ * refused a call it needed. The trigger words each (src/messages.ts). */
+export type Verdict =
+  | { kind: 'signed' }
+  | { kind: 'confirmed'; event: unknown }
+  | { kind: 'halt'; why: Halt }
+  | { kind: 'unchecked' }
+  | { kind: 'refused'; call: 'read' | 'list'; failure: Failure };
+/** The verdicts that run the Zap. */
+export type Runs = Extract<Verdict, { kind: 'signed' | 'confirmed' }>;
 /** A delivery as its perform reads it, before the machine keeps anything of it. */
 export type Envelope = Omit<Delivery, 'looked' | 'steps' | 'verdict'>;
 type Run = { runtime: Runtime; io: Io; caller: () => Caller; sub: Subscription; slot: Slot; delivery: Delivery };
@@ -70,19 +79,18 @@ const decided = ({ runtime, slot, delivery }: Run): Command => {
 
 /** Carries out one command: a verdict, or undefined when the machine is to be asked again. */
 const step = async (run: Run, command: Command): Promise<Verdict | void> => {
-  const { runtime, io, slot, delivery } = run;
+  const { runtime, slot, delivery } = run;
   switch (command.kind) {
     case 'run':
       return { kind: 'signed' };
     case 'confirmed':
       return { kind: 'confirmed', event: command.event };
     case 'halt':
-      return halt(io, haltMessage(command.why, delivery.id));
+      return { kind: 'halt', why: command.why };
     case 'error':
-      return raise(io, couldNotCheck(delivery.id));
+      return { kind: 'unchecked' };
     case 'refused':
-      // A read Svix refused (the key, say): its own failure is what the person reads.
-      return raise(io, command.call === 'read' ? command.failure : couldNotConfirm(delivery.id)(command.failure));
+      return { kind: 'refused', call: command.call, failure: command.failure };
     case 'wait':
       return runtime.wait(slot, Math.min(command.until, delivery.deadline));
   }

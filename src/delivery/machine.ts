@@ -1,4 +1,4 @@
-import type { Failure } from '../provider/failures';
+import type { Failure } from '../zapier/io';
 import { SKEW_MS, unsureUntil, type History, type Sighting } from './history';
 
 /**

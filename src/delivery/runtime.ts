@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { nodeClock, type Clock } from '../provider/clock';
+import { nodeClock, type Clock } from '../zapier/clock';
 import type { Sighting } from './history';
 import type { Page } from './answers';
 import { forget, newEndpoint, RULES, type Endpoint, type Window } from './machine';

@@ -1,7 +1,7 @@
 import type { AuctionStatusChange } from '../models/AuctionStatusChange';
-import { EVENT_TYPE_NAME } from '../provider/eventType';
-import { timeOfProviderId } from '../provider/ksuid';
-import { CLOCK_ALLOWANCE_SECONDS } from '../provider/signature';
+import { EVENT_TYPE_NAME } from '../svix/eventType';
+import { timeOfProviderId } from '../svix/ksuid';
+import { CLOCK_ALLOWANCE_SECONDS } from '../svix/signature';
 import type { ExtraValue } from './extraFields';
 import type { OutputField } from './zapFields';
 

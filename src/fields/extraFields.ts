@@ -1,4 +1,4 @@
-import { exactText } from '../provider/json';
+import { exactText } from '../models/json';
 import type { OutputField, ZapValue } from './zapFields';
 
 /**

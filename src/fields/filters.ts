@@ -34,7 +34,7 @@ export interface Filters {
   auctioneerUuid?: string;
   /** Skip an event older than the newest this Zap has run for the same auction. */
   skipOutdated: boolean;
-  /** When the Zap is turned on, also run the events sent while it was off (src/provider/zapLife.ts). */
+  /** When the Zap is turned on, also run the events sent while it was off (src/zap/life.ts). */
   catchUp: boolean;
 }
 

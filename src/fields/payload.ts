@@ -2,7 +2,7 @@ import { isRight } from 'fp-ts/Either';
 // The event's own modules, not the models index: a delivery loads only what it uses.
 import { AuctionStatusChange } from '../models/AuctionStatusChange';
 import { describeDecodeErrors } from '../models/decode';
-import { JsonTooDeep, MAX_JSON_DEPTH, parseJson } from '../provider/json';
+import { JsonTooDeep, MAX_JSON_DEPTH, parseJson } from '../models/json';
 import { flattenExtras, mentionsModel, type ExtraFields } from './extraFields';
 import type * as PublishedModels from './models';
 

@@ -1,5 +1,5 @@
-import type { MessageOut } from '../provider/codecs';
-import { EVENT_TYPE_NAME } from '../provider/eventType';
+import type { MessageOut } from '../svix/codecs';
+import { EVENT_TYPE_NAME } from '../svix/eventType';
 import { eventTimeMs, extraItemKey, toTriggerItem, type AuctionStatusChangedItem } from './auctionStatusChanged';
 import { decodePayload } from './payload';
 

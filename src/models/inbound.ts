@@ -14,7 +14,7 @@ export const RawRequest = t.intersection(
  * What performSubscribe returned, as Zapier stores it for this Zap: the endpoint's id and signing secret, when the
  * secret was known to be current, whether the platform's cache honours `nx` (when the subscribe learnt it), the
  * Zap's scope (its runs are claimed under it; a subscribe before there was one: the endpoint's id), since when it
- * has run events (src/provider/zapLife.ts), and why events it missed while off were not sent again, if they were not.
+ * has run events (src/zap/life.ts), and why events it missed while off were not sent again, if they were not.
  */
 export const SubscribeData = t.intersection(
   [

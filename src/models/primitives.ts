@@ -1,5 +1,5 @@
 import * as t from 'io-ts';
-import { exactText } from '../provider/json';
+import { exactText } from './json';
 
 /** A string with at least one character. Named "text" so errors read "expected text". */
 export const NonEmptyText = new t.Type<string, string, unknown>(

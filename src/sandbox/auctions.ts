@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { MessageOut } from '../provider/codecs';
-import { EVENT_TYPE_NAME } from '../provider/eventType';
+import { MessageOut } from '../svix/codecs';
+import { EVENT_TYPE_NAME } from '../svix/eventType';
 import type { ProviderClient } from '../setup/client';
 
 /**

@@ -1,4 +1,4 @@
-import { secretKey, sign } from '../provider/signature';
+import { secretKey, sign } from '../svix/signature';
 import { newSecret } from './emulator/store';
 import type { Zap } from './hookRunner';
 

@@ -4,7 +4,7 @@ import * as t from 'io-ts';
 import { createAppHandler } from 'zapier-platform-core';
 import { isRight } from 'fp-ts/Either';
 import { serveOnLoopback, type LoopbackServer } from './net';
-import { CACHE_SCOPE } from '../provider/request';
+import { CACHE_SCOPE } from '../zapier/io';
 
 /**
  * A stand-in for Zapier's side of an invocation, on loopback: the RPC service

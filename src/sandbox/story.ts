@@ -3,8 +3,8 @@ import { auctionStatusChangedOutputFields } from '../fields/auctionStatusChanged
 import app from '../index';
 import { ProviderClient } from '../setup/client';
 import { runSetup, type SetupResult } from '../setup/setup';
-import { EventTypeOut } from '../provider/codecs';
-import { EVENT_TYPE_NAME } from '../provider/eventType';
+import { EventTypeOut } from '../svix/codecs';
+import { EVENT_TYPE_NAME } from '../svix/eventType';
 import { errorDetails } from './errorDetails';
 import { AuctionService } from './auctions';
 import { ProviderEmulator } from './emulator';

@@ -2,8 +2,8 @@ import { parseArgs } from 'node:util';
 import { askHidden, QuestionStopped } from '../cli/askHidden';
 import { commandLineAdvice, npmHint, optionsNpmTook } from '../cli/npmOptions';
 import { runCommand } from '../cli/runCommand';
-import { isAppId, isIntegrationKey } from '../provider/ids';
-import { serverUrlFor } from '../provider/serverUrl';
+import { isAppId, isIntegrationKey } from '../svix/ids';
+import { serverUrlFor } from '../svix/serverUrl';
 import { ProviderClient, ProviderFailure } from './client';
 import { API_KEY_LABEL } from '../authentication';
 import type { IntegrationKeyOutcome } from './integrationKey';
@@ -177,7 +177,7 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
       return 2;
     }
     if (error instanceof ProviderFailure) {
-      // Worded for the terminal (see Reader in provider/failures.ts).
+      // Worded for the terminal (see Reader in svix/failures.ts).
       io.err(`Set-up stopped: ${error.message}`);
       // What Svix answered (its status, a header, the host), for whoever maintains the integration.
       if (error.failure.log) io.err(`  (${error.failure.log})`);

@@ -1,13 +1,8 @@
 import type * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
 import { describeDecodeErrors } from '../models/decode';
-import {
-  describeUnexpectedShape,
-  describeUnreachable,
-  judgeAnswer,
-  type Failure,
-  type FailureContext,
-} from '../provider/failures';
+import { describeUnexpectedShape, describeUnreachable, judgeAnswer, type FailureContext } from '../svix/failures';
+import { type Failure } from '../zapier/io';
 
 /**
  * A small provider client for the command-line tools (set-up and sandbox),

@@ -1,4 +1,4 @@
-import { IntegrationKeyOut, IntegrationOut, ListResponseIntegrationOut } from '../provider/codecs';
+import { IntegrationKeyOut, IntegrationOut, ListResponseIntegrationOut } from '../svix/codecs';
 import type { ProviderClient } from './client';
 
 /**

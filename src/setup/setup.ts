@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { ApplicationOut, EndpointOut, ListResponseApplicationOut } from '../provider/codecs';
-import { EVENT_TYPE_NAME, ensureEventType } from '../provider/eventType';
-import { endpointUid } from '../provider/ids';
+import { ApplicationOut, EndpointOut, ListResponseApplicationOut } from '../svix/codecs';
+import { EVENT_TYPE_NAME, ensureEventType } from '../svix/eventType';
+import { endpointUid } from '../svix/ids';
 import { ProviderClient, ProviderFailure } from './client';
 import { ensureIntegrationKey, type IntegrationKeyOutcome } from './integrationKey';
 

@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isRight } from 'fp-ts/Either';
 import { runCommand } from '../cli/runCommand';
-import { Outcome } from './oracle';
+import { Outcome } from './vocabulary';
 import { changed, failed, FIELDS, outcomeLine, RULE_KEYS, SETTINGS, type Setting } from './settings';
 import { simulate } from './world';
 

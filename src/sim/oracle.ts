@@ -1,12 +1,12 @@
-import * as t from 'io-ts';
 import { RULES } from '../delivery/machine';
 import { LIMITS, type Runtime } from '../delivery/runtime';
-import { requestSettings } from '../provider/request';
+import { requestSettings } from '../zapier/io';
 import type { CacheCall, SimCache } from './cache';
 import type { Scheduler } from './scheduler';
 import type { Setting } from './settings';
 import type { SecretSpell, SimMessage, SimSvix, SvixCall } from './svix';
-import type { Process, SimDelivery } from './world';
+import { PERFORM_LIMIT_MS, PROCESS_SKEW, REVOKED_WITHIN, RETRY_WITHIN_MS, T0, Outcome } from './vocabulary';
+import type { PerformRecord, Process, SimDelivery } from './vocabulary';
 
 /**
  * The oracle of a simulated run: it counts what the promises forbid (docs/guarantees.md): genuine events lost (a
@@ -15,40 +15,10 @@ import type { Process, SimDelivery } from './world';
  * endpoint), and memory a runtime keeps past its bound at the end; and for each failure, a trace.
  */
 
-/** A perform, as it went; `cut`: the runtime ended it unanswered (nothing held its loop, or it ran past 30 s). */
-type Outcomes = 'ran' | 'no-items' | 'halted' | 'failed' | 'running' | 'cut';
-type Where = { delivery: SimDelivery; process: number; life: number; start: number; end: number };
-type How = { outcome: Outcomes; message: string; items: Array<Record<string, unknown>>; calls: SvixCall[] };
-export type PerformRecord = Where & How & { cacheCalls: CacheCall[] };
-
-/** A run's result (a sweep's workers send it as a JSON line). */
-export const Outcome = t.type({
-  ...{ setting: t.string, seed: t.number, events: t.number, deliveries: t.number, performs: t.number, lost: t.number },
-  /** unanswered: lost events whose every perform failed while Svix answered none of its process's calls for its
-   * endpoint; unclaimed: events run twice, or lost, where z.cache gave a claim no answer that could settle it in its
-   * time (both excused). */
-  ...{ unanswered: t.number, unclaimed: t.number, cut: t.number, overTime: t.number, overMemory: t.number },
-  ...{ doubled: t.number, forgedRun: t.number, revokedRun: t.number, junk: t.number, junkSvixCalls: t.number },
-  ...{ junkOverBound: t.number, svixCalls: t.number, cacheCalls: t.number, virtualSeconds: t.number },
-  /** How long genuine deliveries that ran took from perform to answer, ms: the 99th percentile and the longest. */
-  latency: t.type({ p99: t.number, max: t.number }),
-  traces: t.array(t.string),
-});
-export type Outcome = t.TypeOf<typeof Outcome>;
-
 /** A run to judge: every delivery Zapier took, each with its perform (the run ends when every timer has run). */
 type Parts = { svix: SimSvix; performs: PerformRecord[]; processes: Process[]; cache: SimCache; scheduler: Scheduler };
 export type Judged = Parts & { setting: Setting; seed: number };
 
-export const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
-/** A revoked secret may be trusted 60 s after any process saw a newer one (forgeries use a real id only later). */
-export const REVOKED_WITHIN = 60_000;
-/** How far the processes' clocks may be from each other. */
-export const PROCESS_SKEW = 1_000;
-/** A call Svix failed is made again after the back-off (at most 2 s) once it has ended (at most 3 s): within 6 s. */
-export const RETRY_WITHIN_MS = 6_000;
-/** Zapier ends a hook's perform this long after it began. */
-export const PERFORM_LIMIT_MS = 30_000;
 const MAX_TRACES = 3;
 
 const isJunk = (delivery: SimDelivery) => delivery.kind !== 'genuine' && delivery.signedBy.length === 0;

@@ -1,5 +1,5 @@
 import TinyQueue from 'tinyqueue';
-import type { Timers } from '../provider/clock';
+import type { Timers } from '../zapier/clock';
 
 type Timer = { at: number; order: number; run: () => void; cancelled?: boolean };
 

@@ -1,5 +1,5 @@
 import { RULES, type Rules } from '../delivery/machine';
-import type { Outcome } from './oracle';
+import type { Outcome } from './vocabulary';
 
 /** What `--set` or `--rule` takes: a number within bounds (whole, unless `whole` is false), or one of some words. */
 type Taken<T> = { read: (text: string) => T | undefined; says: string };

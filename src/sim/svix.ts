@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
-import type { RequestOptions } from '../provider/request';
-import { encodeKsuidMs } from '../provider/ksuid';
-import { EVENT_TYPE_NAME } from '../provider/eventType';
+import type { RequestOptions } from '../zapier/io';
+import { encodeKsuidMs } from '../svix/ksuid';
+import { EVENT_TYPE_NAME } from '../svix/eventType';
 import type { Random } from './random';
 import type { Scheduler } from './scheduler';
 import { keysSigningAt, LIST_LIMIT, listMessages, rotateKeys } from '../svix/rules';

@@ -1,17 +1,19 @@
 import { errors } from 'zapier-platform-core';
 import { LIMITS, Runtime } from '../delivery/runtime';
-import { clockOf } from '../provider/clock';
-import type { Io } from '../provider/request';
+import { clockOf } from '../zapier/clock';
+import type { Io } from '../zapier/io';
 import { operationsFor } from '../triggers/auctionStatusChanged';
 import { SimCache } from './cache';
-import { judge, PROCESS_SKEW, REVOKED_WITHIN, T0, type PerformRecord } from './oracle';
+import { judge } from './oracle';
+import { FORGERIES, PROCESS_SKEW, REVOKED_WITHIN, T0 } from './vocabulary';
+import type { Deliver, Kind, Life, PerformRecord, Process, SimDelivery } from './vocabulary';
 import { Random } from './random';
 import { EventLoop, Scheduler } from './scheduler';
 import { rulesOf, type Setting } from './settings';
-import { SimSvix, type SecretSpell, type SimMessage } from './svix';
+import { SimSvix, type SimMessage } from './svix';
 import { retryDelayMs, RETRY_SCHEDULE_MS, type FailedAttempt } from '../svix/rules';
 import type { SubscribeData } from '../models/inbound';
-import { CATCH_UP, catchUpOf, onAtSvix } from '../provider/zapLife';
+import { CATCH_UP, catchUpOf, onAtSvix } from '../zap/policy';
 import { SimZaps } from './zaps';
 
 /** One simulated run: auction events from a simulated Svix through Zapier's queue to 1–4 processes, each a Runtime of
@@ -24,35 +26,10 @@ const HOUR = 60 * MINUTE;
 /** Grace periods of rotations (s). */
 const GRACES = [1, 30, 600];
 const STATUSES = ['CREATED', 'OPEN_FOR_BIDDING', 'CLOSED', 'LOTS_SOLD', 'CANCELLED'];
-const FORGERIES = ['wrong-secret', 'tampered', 'unsigned', 'too-old', 'not-a-svix-id', 'revoked-secret'] as const;
-type Kind = 'genuine' | 'junk' | 'replayed-id' | (typeof FORGERIES)[number];
 /** How far Svix's clock may step from where it began, and the furthest ahead it may go: past 5 minutes ahead, every
  * receiver refuses its signatures. */
 const CLOCK_STEP_MS = 300 * SECOND;
 const CLOCK_AHEAD_MS = 290 * SECOND;
-
-/** What Zapier takes: its body, its headers' id, signature (none: unsigned) and second (Svix's clock, ms). */
-type Sent = { kind: Kind; id: string; body: string; signature: string | undefined; signedAt: number };
-/** The endpoint it was sent to, its secrets that signed its body (none for junk), the message it carries, and
- * Svix's attempt. */
-export type SimDelivery = Sent & {
-  endpoint: number;
-  signedBy: SecretSpell[];
-  message: SimMessage | undefined;
-  attempt: number;
-};
-
-type Deliver = ReturnType<typeof operationsFor>['deliver'];
-/** A process has lives, the one running last: Zapier takes processes cold, and starts new ones. */
-export type Process = { index: number; skew: number; lives: Life[] };
-export type Life = {
-  process: Process;
-  number: number;
-  runtime: Runtime;
-  loop: EventLoop;
-  deliver: Deliver;
-  running: Set<PerformRecord>;
-};
 
 /** For the oracle's own tests: what a process's timers do (none holding the loop, say), and its delivery (broken). */
 type Timers = Pick<EventLoop, 'setTimeout' | 'clearTimeout'>;

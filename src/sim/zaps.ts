@@ -5,7 +5,7 @@ import type { SimSvix } from './svix';
  * The Zaps on the simulated app, as Zapier and Svix keep them between them: each Zap's endpoints (one, or two while
  * an edit is under way), the target URL each delivers to (a hook), and the subscription each hook serves, which is
  * what a perform of a delivery Zapier takes there is handed. An edit is run as the app's subscribe and unsubscribe
- * run it (src/provider/zapLife.ts): a new endpoint of its own, with a new secret, at the same hook or a new one; the
+ * run it (src/zap/life.ts): a new endpoint of its own, with a new secret, at the same hook or a new one; the
  * old endpoint deleted (its pending attempts end with it, a read of its secret answers 404); what the app asks Svix to send again, sent.
  */
 

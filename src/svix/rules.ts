@@ -1,4 +1,4 @@
-import { encodeKsuidMs, PROVIDER_EPOCH_SECONDS, timeOfProviderId } from '../provider/ksuid';
+import { encodeKsuidMs, PROVIDER_EPOCH_SECONDS, timeOfProviderId } from './ksuid';
 
 /**
  * Rules of Svix's server that both models of Svix here follow: the emulator (src/sandbox/emulator) and the

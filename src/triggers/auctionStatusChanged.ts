@@ -2,7 +2,7 @@ import { isRight } from 'fp-ts/Either';
 import { defineTrigger, type Bundle, type ZObject } from 'zapier-platform-core';
 import { CLAIM_MIN_MS, claimKey, isTooOldToRemember, SIGNING_WINDOW } from '../delivery/claim';
 import { claimOnce, verify, type Verdict } from '../delivery/driver';
-import { withinDeadline } from '../provider/cache';
+import { withinDeadline } from '../zapier/cache';
 import type { Runtime } from '../delivery/runtime';
 import {
   auctionStatusChangedOutputFields,
@@ -15,15 +15,24 @@ import { extraOutputFieldsOf } from '../fields/extraFields';
 import { auctionStatusChangedInputFields } from '../fields/inputFields';
 import { decodePayload, parseBody, type PayloadResult } from '../fields/payload';
 import type { OutputField } from '../fields/zapFields';
-import { MESSAGES, refusalMessage, unreadableFilter, type DeliveryRefusal } from '../messages';
+import {
+  couldNotCheck,
+  couldNotConfirm,
+  haltMessage,
+  MESSAGES,
+  refusalMessage,
+  unreadableFilter,
+  type DeliveryRefusal,
+} from '../messages';
 import { claimScopeOf, RawRequest, SubscribeData } from '../models/inbound';
-import { connectionScope } from '../provider/connection';
-import { isMessageId } from '../provider/ids';
-import { timeOfProviderId } from '../provider/ksuid';
-import { callerOf, halt, ioOf, requestSettings, type Caller, type Io } from '../provider/request';
-import { checkEnvelope, signatureCount, signer, signingHeaders } from '../provider/signature';
-import { checkZapEndpoint } from '../provider/zapEndpoint';
-import type * as ZapLife from '../provider/zapLife';
+import { connectionScope } from '../svix/connection';
+import { isMessageId } from '../svix/ids';
+import { timeOfProviderId } from '../svix/ksuid';
+import { callerOf, type Caller } from '../svix/client';
+import { halt, ioOf, raise, requestSettings, type Io } from '../zapier/io';
+import { checkEnvelope, signatureCount, signer, signingHeaders } from '../svix/signature';
+import { checkZapEndpoint } from '../zap/endpoint';
+import type * as ZapLife from '../zap/life';
 import { recentAuctioneers, recentStatuses } from './choices';
 import { passesFilters, readFilters, type Filters } from '../fields/filters';
 import { isOutdated, recordNewest } from './outdated';
@@ -36,7 +45,7 @@ export const TRIGGER_KEY = 'auction_status_changed';
 const EXTRA_FIELDS_LIMIT = 25;
 
 /** Turning a Zap on and off, loaded on first use (Node keeps it): no delivery needs it, so processes start sooner. */
-const life = (): typeof ZapLife => require('../provider/zapLife');
+const life = (): typeof ZapLife => require('../zap/life');
 
 const refuse = (io: Pick<Io, 'errors'>, why: DeliveryRefusal): never => halt(io, refusalMessage(why));
 /** What a delivery's perform reads of the bundle Zapier hands it. */
@@ -75,6 +84,11 @@ export const operationsFor = (runtime: Runtime) => {
     let caller: Caller | undefined;
     const callerFor = () => (caller ??= callerOf(io, bundle, 'zap-run', arrivedAt, runtime.clock.now));
     const decoded = (verdict: Verdict) => {
+      if (verdict.kind === 'halt') return halt(io, haltMessage(verdict.why, id));
+      if (verdict.kind === 'unchecked') return raise(io, couldNotCheck(id));
+      // A read Svix refused (the key, say): its own failure is what the person reads.
+      if (verdict.kind === 'refused')
+        return raise(io, verdict.call === 'read' ? verdict.failure : couldNotConfirm(id)(verdict.failure));
       const parsed = verdict.kind === 'signed' ? parseBody(content) : { ok: true as const, body: verdict.event };
       const payload = parsed.ok ? decodePayload(parsed.body) : parsed;
       if (!payload.ok) throw new io.errors.Error(payload.message, 'InvalidPayload', 400);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
-import type { Io } from '../provider/request';
+import type { Io } from '../zapier/io';
 import { CLAIM_TTL_SECONDS } from '../delivery/claim';
 
 /**

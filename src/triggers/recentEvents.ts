@@ -1,7 +1,7 @@
 import type { Bundle, ZObject } from 'zapier-platform-core';
 import { recentItems, type RecentEvents } from '../fields/recentItems';
-import { listRecentMessages } from '../provider/api';
-import { callerOf } from '../provider/request';
+import { listRecentMessages } from '../svix/api';
+import { callerOf } from '../svix/client';
 
 /** How many recent messages are read from the provider's log (its maximum page is 250). */
 export const RECENT_LIMIT = 50;

@@ -1,9 +1,9 @@
 import { errors } from 'zapier-platform-core';
 import { LIMITS, Runtime } from '../../src/delivery/runtime';
-import { clockOf } from '../../src/provider/clock';
-import type { Io } from '../../src/provider/request';
+import { clockOf } from '../../src/zapier/clock';
+import type { Io } from '../../src/zapier/io';
 import { SimCache } from '../../src/sim/cache';
-import { T0 } from '../../src/sim/oracle';
+import { T0 } from '../../src/sim/vocabulary';
 import { Random } from '../../src/sim/random';
 import { EventLoop, Scheduler } from '../../src/sim/scheduler';
 import { SimSvix, type SvixCall } from '../../src/sim/svix';

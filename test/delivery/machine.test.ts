@@ -1,9 +1,9 @@
 import type { History, Sighting } from '../../src/delivery/history';
-import type { Failure } from '../../src/provider/failures';
+import type { Failure } from '../../src/zapier/io';
 import { apply } from '../../src/delivery/answers';
 import { backoffMs, CALL_MS, decide, leave, newEndpoint, RULES, stay } from '../../src/delivery/machine';
 import type { Command, Delivery, Endpoint, Halt, Listed } from '../../src/delivery/machine';
-import { encodeKsuidMs } from '../../src/provider/ksuid';
+import { encodeKsuidMs } from '../../src/svix/ksuid';
 import { listMessages } from '../../src/svix/rules';
 
 /** The machine is pure: every time below is an explicit `now` (ms). The endpoint was made a minute before 0 and its

@@ -1,10 +1,10 @@
 import { errors } from 'zapier-platform-core';
 import { apply } from '../../src/delivery/answers';
-import { withinDeadline } from '../../src/provider/cache';
+import { withinDeadline } from '../../src/zapier/cache';
 import { decide, leave, RULES, type Delivery } from '../../src/delivery/machine';
 import { Runtime } from '../../src/delivery/runtime';
-import { clockOf } from '../../src/provider/clock';
-import type { Io } from '../../src/provider/request';
+import { clockOf } from '../../src/zapier/clock';
+import type { Io } from '../../src/zapier/io';
 import { operationsFor } from '../../src/triggers/auctionStatusChanged';
 import { virtualClock } from '../helpers/clock';
 import { authData, MSG_ID, payload, signedRequest, subscription } from '../helpers/fixtures';

@@ -1,5 +1,5 @@
 import { Runtime } from '../../src/delivery/runtime';
-import { clockOf, type Clock } from '../../src/provider/clock';
+import { clockOf, type Clock } from '../../src/zapier/clock';
 
 /**
  * A virtual clock for a test of a process on real loopback I/O: it reads the real time plus every wait it skipped.

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { encodeKsuidMs } from '../../src/provider/ksuid';
+import { encodeKsuidMs } from '../../src/svix/ksuid';
 import { errorDetails, type ErrorDetails } from '../../src/sandbox/errorDetails';
 
 /** Made-up credentials in the provider's formats. None of them is real. */

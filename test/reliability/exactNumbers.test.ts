@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import nock from 'nock';
 import { humanise } from '../../src/fields/extraFields';
 import { LosslessNumber } from 'lossless-json';
-import { exactText, JsonTooDeep, MAX_JSON_DEPTH, parseJson } from '../../src/provider/json';
+import { exactText, JsonTooDeep, MAX_JSON_DEPTH, parseJson } from '../../src/models/json';
 import {
   APP_ID,
   ENDPOINT_ID,

@@ -1,7 +1,7 @@
 import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { testConnection } from '../../src/authentication';
-import { requestSettings } from '../../src/provider/request';
+import { requestSettings } from '../../src/zapier/io';
 import { ProviderEmulator, type Fault } from '../../src/sandbox/emulator';
 import { unusedPort } from '../../src/sandbox/net';
 import { ProviderClient, ProviderFailure } from '../../src/setup/client';
@@ -9,7 +9,7 @@ import { runSetup } from '../../src/setup/setup';
 import { operationsFor } from '../../src/triggers/auctionStatusChanged';
 import { virtualRuntime } from '../helpers/clock';
 import { SubscribeData } from '../../src/models/inbound';
-import { EndpointSecretOut, ListResponseEndpointOut, MessageOut } from '../../src/provider/codecs';
+import { EndpointSecretOut, ListResponseEndpointOut, MessageOut } from '../../src/svix/codecs';
 import { newId } from '../../src/sandbox/emulator/store';
 import { errorDetails, payload, signedRequest, type ErrorDetails } from '../helpers/fixtures';
 import { usePlatform } from '../helpers/platform';
@@ -390,7 +390,7 @@ describe('lost answers and revoked keys', () => {
       inputData: {},
     });
     // Turned off within 2 minutes of the retry, the kept endpoint could be an edit's new version handed to the old
-    // one's unsubscribe (test/zapLife.test.ts): it stays, and Svix gives it up; the lost one's is removed.
+    // one's unsubscribe (test/zap/life.test.ts): it stays, and Svix gives it up; the lost one's is removed.
     const client = new ProviderClient({ baseUrl: url, apiKey: KEY });
     const listed = await client.call({ method: 'GET', path: `/api/v1/app/${appId}/endpoint`, action: 'listing' });
     const left = client.decode(ListResponseEndpointOut, listed.body, 'listing').data.map(({ id }) => id);

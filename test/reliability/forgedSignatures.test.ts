@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { errors } from 'zapier-platform-core';
-import type { Io } from '../../src/provider/request';
+import type { Io } from '../../src/zapier/io';
 import { newId } from '../../src/sandbox/emulator/store';
 import { operationsFor } from '../../src/triggers/auctionStatusChanged';
 import { messageId } from '../helpers/deliveries';

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { join, resolve } from 'node:path';
 import nock from 'nock';
-import { isPathSafeUid } from '../../src/provider/ids';
+import { isPathSafeUid } from '../../src/svix/ids';
 import {
   APP_ID,
   ENDPOINT_ID,
@@ -118,7 +118,7 @@ describe('secrets', () => {
         .sort();
     expect(app.length).toBeGreaterThan(10);
     // z.console is reached through the Io port (ioOf), and the port's log is called in two places.
-    expect(relative(/\b(console\.|z\.console)/)).toEqual(['provider/request.ts']);
-    expect(relative(/\bio\.log\(/)).toEqual(['provider/request.ts', 'provider/zapEndpoint.ts']);
+    expect(relative(/\b(console\.|z\.console)/)).toEqual(['zapier/io.ts']);
+    expect(relative(/\bio\.log\(/)).toEqual(['zap/endpoint.ts', 'zapier/io.ts']);
   });
 });

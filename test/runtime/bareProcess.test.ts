@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { EndpointSecretOut } from '../../src/provider/codecs';
+import { EndpointSecretOut } from '../../src/svix/codecs';
 import { runBare, type BareOutcome } from '../../src/sandbox/bareProcess';
 import { ProviderEmulator, type Fault, type FaultContext } from '../../src/sandbox/emulator';
 import { zapierHeaders } from '../../src/sandbox/hookRunner';

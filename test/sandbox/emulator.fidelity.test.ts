@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
-import { encodeKsuidMs } from '../../src/provider/ksuid';
-import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/provider/eventType';
+import { encodeKsuidMs } from '../../src/svix/ksuid';
+import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/svix/eventType';
 import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulator';
 import { errorAnswer } from '../../src/sandbox/emulator/server';
 import { listenOnLoopback } from '../../src/sandbox/net';

@@ -1,7 +1,7 @@
 import { Svix } from 'svix';
 import { ProviderEmulator } from '../../src/sandbox/emulator';
-import { EVENT_TYPE_NAME } from '../../src/provider/eventType';
-import { timeOfProviderId } from '../../src/provider/ksuid';
+import { EVENT_TYPE_NAME } from '../../src/svix/eventType';
+import { timeOfProviderId } from '../../src/svix/ksuid';
 import { apiError, recordingFetch, schemaFor, schemaMismatches, type Recorded } from '../helpers/svixSchemas';
 
 /**

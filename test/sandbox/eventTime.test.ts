@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import app from '../../src';
-import { timeOfProviderId } from '../../src/provider/ksuid';
+import { timeOfProviderId } from '../../src/svix/ksuid';
 import { AuctionService } from '../../src/sandbox/auctions';
 import { ProviderEmulator } from '../../src/sandbox/emulator';
 import { HookRunner } from '../../src/sandbox/hookRunner';

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { main as setup } from '../../src/setup/cli';
 import { SANDBOX_APP_ID } from '../../src/sandbox/cli';
-import { EVENT_TYPE_ARCHIVED } from '../../src/provider/zapEndpoint';
+import { EVENT_TYPE_ARCHIVED } from '../../src/zap/endpoint';
 import { zapierHeaderName } from '../../src/sandbox/hookRunner';
 import { listenOnLoopback, unusedPort } from '../../src/sandbox/net';
 

@@ -1,5 +1,5 @@
 import { Svix } from 'svix';
-import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/provider/eventType';
+import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/svix/eventType';
 import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulator';
 import { unusedPort } from '../../src/sandbox/net';
 import { ProviderClient } from '../../src/setup/client';

@@ -7,7 +7,8 @@ import type { DeliveryBundle } from '../../src/triggers/auctionStatusChanged';
 
 import { WORKER_FLAGS } from '../../src/sim/cli';
 import { failed, outcomeLine, replayCommand, SETTINGS, type Setting } from '../../src/sim/settings';
-import { Outcome, overBound, RETRY_WITHIN_MS, T0, withinMemory } from '../../src/sim/oracle';
+import { overBound, withinMemory } from '../../src/sim/oracle';
+import { Outcome, RETRY_WITHIN_MS, T0 } from '../../src/sim/vocabulary';
 import { Runtime } from '../../src/delivery/runtime';
 import { Random } from '../../src/sim/random';
 import { EventLoop, Scheduler } from '../../src/sim/scheduler';

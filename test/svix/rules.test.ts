@@ -1,4 +1,4 @@
-import { encodeKsuidMs } from '../../src/provider/ksuid';
+import { encodeKsuidMs } from '../../src/svix/ksuid';
 import {
   afterRetriesUsedUp,
   checkListLimit,

@@ -2,7 +2,7 @@ import nock from 'nock';
 import { EXTRA_LIMITS } from '../../src/fields/extraFields';
 import { eventTimeMs } from '../../src/fields/auctionStatusChanged';
 import { ClassNames } from '../../src/models';
-import { encodeKsuidMs, timeOfProviderId } from '../../src/provider/ksuid';
+import { encodeKsuidMs, timeOfProviderId } from '../../src/svix/ksuid';
 import { CLAIM_TTL_SECONDS } from '../../src/delivery/claim';
 import { newestKey } from '../../src/triggers/outdated';
 import {
@@ -19,7 +19,7 @@ import {
   subscription,
 } from '../helpers/fixtures';
 import { IDENTITY, usePlatform } from '../helpers/platform';
-import { CACHE_SCOPE } from '../../src/provider/request';
+import { CACHE_SCOPE } from '../../src/zapier/io';
 
 /** What the Zap receives: when the event happened, protection from late arrivals, and every field sent. */
 

@@ -4,7 +4,7 @@ import app from '../../src';
 import { operationsFor } from '../../src/triggers/auctionStatusChanged';
 import { virtualRuntime } from '../helpers/clock';
 import { auctionStatusChangedSample } from '../../src/fields/auctionStatusChanged';
-import { THIS_ZAP_DISABLED } from '../../src/provider/zapEndpoint';
+import { THIS_ZAP_DISABLED } from '../../src/zap/endpoint';
 import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, authData, failure, messageIdAt, payload } from '../helpers/fixtures';
 
 const appTester = createAppTester(app);

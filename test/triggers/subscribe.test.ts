@@ -1,15 +1,15 @@
 import nock from 'nock';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
-import { auctionStatusChangeEventType } from '../../src/provider/eventType';
-import { endpointUid } from '../../src/provider/ids';
-import { timeOfProviderId } from '../../src/provider/ksuid';
-import { registryKey, zapScopeOf } from '../../src/provider/zapLife';
-import { requestSettings } from '../../src/provider/request';
+import { auctionStatusChangeEventType } from '../../src/svix/eventType';
+import { endpointUid } from '../../src/svix/ids';
+import { timeOfProviderId } from '../../src/svix/ksuid';
+import { registryKey, zapScopeOf } from '../../src/zap/policy';
+import { requestSettings } from '../../src/zapier/io';
 import { ProviderEmulator } from '../../src/sandbox/emulator';
 import { ProviderClient } from '../../src/setup/client';
 import { runSetup } from '../../src/setup/setup';
-import { endpointDescription, EVENT_TYPE_ARCHIVED, THROTTLE_RATE } from '../../src/provider/zapEndpoint';
+import { endpointDescription, EVENT_TYPE_ARCHIVED, THROTTLE_RATE } from '../../src/zap/endpoint';
 import { operationsFor } from '../../src/triggers/auctionStatusChanged';
 import { virtualRuntime } from '../helpers/clock';
 import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, TARGET_URL, authData, failure } from '../helpers/fixtures';
@@ -77,7 +77,7 @@ const appLog = (): string =>
 
 beforeEach(() => {
   sentSecret = undefined;
-  // No endpoint in the Consumer App yet: what the subscribe lists when z.cache holds none (zapLife.ts).
+  // No endpoint in the Consumer App yet: what the subscribe lists when z.cache holds none (zap/life.ts).
   nock(PROVIDER).persist().get(endpointPath).query({ limit: 250 }).reply(200, { data: [], done: true, iterator: null });
 });
 

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { secretKey, sign } from '../../provider/signature';
+import { secretKey, sign } from '../../svix/signature';
 import {
   afterRetriesUsedUp,
   DISABLE_AFTER_MS,

@@ -1,7 +1,7 @@
 import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
 import { errorPath } from '../../models/decode';
-import { UID_PATTERN } from '../../provider/ids';
+import { UID_PATTERN } from '../../svix/ids';
 import { isGraceSeconds, isThrottleRate } from '../../svix/rules';
 
 /**

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { encodeKsuidMs } from '../../provider/ksuid';
+import { encodeKsuidMs } from '../../svix/ksuid';
 import {
   GRACE_SECONDS,
   keysSigningAt,

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import app from '../src';
-import { ApplicationOut, EndpointSecretOut } from '../src/provider/codecs';
-import { AuctionService } from '../src/sandbox/auctions';
-import { ProviderEmulator } from '../src/sandbox/emulator';
-import { HookRunner } from '../src/sandbox/hookRunner';
-import { PlatformStandIn, platformInvoker } from '../src/sandbox/platform';
-import { ProviderClient } from '../src/setup/client';
-import { ensureIntegrationKey } from '../src/setup/integrationKey';
-import { runSetup } from '../src/setup/setup';
-import { errorDetails } from './helpers/fixtures';
+import app from '../../src';
+import { ApplicationOut, EndpointSecretOut } from '../../src/svix/codecs';
+import { AuctionService } from '../../src/sandbox/auctions';
+import { ProviderEmulator } from '../../src/sandbox/emulator';
+import { HookRunner } from '../../src/sandbox/hookRunner';
+import { PlatformStandIn, platformInvoker } from '../../src/sandbox/platform';
+import { ProviderClient } from '../../src/setup/client';
+import { ensureIntegrationKey } from '../../src/setup/integrationKey';
+import { runSetup } from '../../src/setup/setup';
+import { errorDetails } from '../helpers/fixtures';
 
 /**
  * A whole Zap's life connected with an app-scoped integration key, made by

@@ -1,6 +1,7 @@
 import { isRight } from 'fp-ts/Either';
 import { HTTPValidationError, HttpErrorOut } from './codecs';
-import { parseJson } from './json';
+import { parseJson } from '../models/json';
+import type { Failure } from '../zapier/io';
 
 /**
  * Plain-English descriptions of what went wrong talking to the provider. Pure:
@@ -10,11 +11,6 @@ import { parseJson } from './json';
  * never a key, a secret, a payload value, an HTTP status or a header: those
  * go to the log (`log`), for whoever supports the Zap.
  */
-export type Failure = (
-  | { kind: 'auth'; message: string }
-  | { kind: 'throttled'; message: string; delaySeconds?: number }
-  | { kind: 'error'; code: string; status: number; message: string }
-) & { log?: string };
 
 /** A provider error code such as `not_found` (or `insufficient access`, with a space, as Svix writes it); anything else is not repeated. */
 const safeCode = (body: unknown): string | undefined => {

@@ -2,7 +2,7 @@ import nock from 'nock';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { testConnection } from '../../src/authentication';
-import { describeStatus, describeUnreachable, retryAfterSeconds } from '../../src/provider/failures';
+import { describeStatus, describeUnreachable, retryAfterSeconds } from '../../src/svix/failures';
 import { API_KEY, APP_ID, PROVIDER, authData, failure } from '../helpers/fixtures';
 
 const appTester = createAppTester(app);

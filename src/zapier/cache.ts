@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from './clock';
-import type { Io } from './request';
+import type { Io } from './io';
 
 /** z.cache as the app uses it: what a delivery may wait for it, and whether it honours `nx`. */
 

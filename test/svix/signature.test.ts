@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import fc from 'fast-check';
-import { checkEnvelope, secretKey, signedWith, signingHeaders } from '../../src/provider/signature';
+import { checkEnvelope, secretKey, signedWith, signingHeaders } from '../../src/svix/signature';
 import { SIGNING_WINDOW } from '../../src/delivery/claim';
 import { MSG_ID, SECRET, newSecret } from '../helpers/fixtures';
 

@@ -10,8 +10,8 @@ import {
 } from './codecs';
 import { EVENT_TYPE_NAME, type ProviderTransport } from './eventType';
 import { isEndpointId, isIntegrationKey, isPathSafeUid } from './ids';
-import type { Failure } from './failures';
-import { callProvider, decodeAnswer, type Caller, type ProviderCall } from './request';
+import type { Failure } from '../zapier/io';
+import { callProvider, decodeAnswer, type Caller, type ProviderCall } from './client';
 
 /**
  * The provider operations this integration uses, one function each. Every id
@@ -78,7 +78,7 @@ export interface NewEndpoint {
   uid: string;
   description: string;
   secret: string;
-  /** Which Zap it serves (its scope, zapLife.ts) and since when it has run events, so that a listing says. */
+  /** Which Zap it serves (its scope, zap/life.ts) and since when it has run events, so that a listing says. */
   metadata: { zap: string; on: string };
   /** Messages a second Svix sends it at most. */
   throttleRate?: number;

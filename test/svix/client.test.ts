@@ -1,4 +1,5 @@
-import { callerOf, Deadline, requestSettings } from '../../src/provider/request';
+import { callerOf } from '../../src/svix/client';
+import { Deadline, requestSettings } from '../../src/zapier/io';
 import { authData } from '../helpers/fixtures';
 import { createAppTester, type ZObject } from 'zapier-platform-core';
 import app from '../../src';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { decodeKsuid, encodeKsuidMs, PROVIDER_EPOCH_SECONDS, timeOfProviderId } from '../../src/provider/ksuid';
+import { decodeKsuid, encodeKsuidMs, PROVIDER_EPOCH_SECONDS, timeOfProviderId } from '../../src/svix/ksuid';
 
 const MAX_160 = 'aWgEPTl1tmebfsQzFP4bxwgy80V';
 const ZEROS = '0'.repeat(27);

@@ -1,19 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import app from '../src';
-import { missedMessage, RECORD_REFUSALS } from '../src/messages';
-import { ListResponseEndpointOut } from '../src/provider/codecs';
-import { encodeKsuidMs } from '../src/provider/ksuid';
-import { CATCH_UP, catchUpOf, offKey, onAtSvix, shareOf, zapScopeOf } from '../src/provider/zapLife';
-import { AuctionService } from '../src/sandbox/auctions';
-import { ProviderEmulator, type EmulatorOptions } from '../src/sandbox/emulator';
-import { HookRunner, type Edit, type Zap } from '../src/sandbox/hookRunner';
-import { PlatformStandIn, platformInvoker, type Identity } from '../src/sandbox/platform';
-import { ProviderClient } from '../src/setup/client';
-import { runSetup } from '../src/setup/setup';
-import { failure, newSecret, payload, signedRequest } from './helpers/fixtures';
+import app from '../../src';
+import { missedMessage, RECORD_REFUSALS } from '../../src/messages';
+import { ListResponseEndpointOut } from '../../src/svix/codecs';
+import { encodeKsuidMs } from '../../src/svix/ksuid';
+import { CATCH_UP, catchUpOf, offKey, onAtSvix, shareOf, zapScopeOf } from '../../src/zap/policy';
+import { AuctionService } from '../../src/sandbox/auctions';
+import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulator';
+import { HookRunner, type Edit, type Zap } from '../../src/sandbox/hookRunner';
+import { PlatformStandIn, platformInvoker, type Identity } from '../../src/sandbox/platform';
+import { ProviderClient } from '../../src/setup/client';
+import { runSetup } from '../../src/setup/setup';
+import { failure, newSecret, payload, signedRequest } from '../helpers/fixtures';
 
 /**
- * A Zap's life as people live it (src/provider/zapLife.ts), against the emulator, through core's handler with
+ * A Zap's life as people live it (src/zap/life.ts), against the emulator, through core's handler with
  * z.cache on the platform stand-in: edited while on (in either order, with the same target URL or a new one, with
  * deliveries in flight), several Zaps on one Consumer App, turned off and on again with and without catching up,
  * and subscribed with no Zap named.

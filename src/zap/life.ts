@@ -1,20 +1,18 @@
-import { createHash } from 'node:crypto';
 import { isRight } from 'fp-ts/Either';
 import * as t from 'io-ts';
 import type { Bundle, ZObject } from 'zapier-platform-core';
-import { CLAIM_TTL_SECONDS, REMEMBER_RUNS_SECONDS } from '../delivery/claim';
-import { RETRY_JITTER, RETRY_SCHEDULE_MS } from '../svix/rules';
+import { CLAIM_TTL_SECONDS } from '../delivery/claim';
 import { readFilters } from '../fields/filters';
 import { MESSAGES, type Missed } from '../messages';
 import { claimScopeOf, SubscribeData } from '../models/inbound';
-import { deleteEndpoint, findEndpoint, listEndpoints, paceEndpoint, replayMissing } from './api';
-import { probeNx } from './cache';
-import { CLOCK_ALLOWANCE_SECONDS } from './signature';
-import type { EndpointOut } from './codecs';
-import { isZapEndpoint } from './ids';
-import { timeOfProviderId } from './ksuid';
-import { callerOf, type Caller } from './request';
-import { subscribeEndpoint, THROTTLE_RATE, ZapMeta, zapEndpointOf } from './zapEndpoint';
+import { deleteEndpoint, findEndpoint, listEndpoints, paceEndpoint, replayMissing } from '../svix/api';
+import { probeNx } from '../zapier/cache';
+import type { EndpointOut } from '../svix/codecs';
+import { isZapEndpoint } from '../svix/ids';
+import { timeOfProviderId } from '../svix/ksuid';
+import { callerOf, type Caller } from '../svix/client';
+import { subscribeEndpoint, ZapMeta, zapEndpointOf } from './endpoint';
+import { CATCH_UP, catchUpOf, Off, offKey, onAtSvix, registryKey, shareOf, zapScopeOf } from './policy';
 
 /**
  * A Zap's life as Zapier runs it: turned on (performSubscribe), off (performUnsubscribe), and edited while on.
@@ -36,25 +34,6 @@ import { subscribeEndpoint, THROTTLE_RATE, ZapMeta, zapEndpointOf } from './zapE
  *   subscribe makes one Svix call when nothing else needs pacing; when z.cache has lost it, Svix lists them.
  */
 
-/** Edits, and catching up: how soon after a Zap is turned off a subscribe counts as its edit; how long Svix may
- * still be sending a message (its retries, their jitter included: the old endpoint's pending retries end with it);
- * and the furthest back any catch-up reaches (as long as runs are remembered). */
-export const CATCH_UP = {
-  editWithinMs: 2 * 60_000,
-  inFlightMs: Math.ceil(RETRY_SCHEDULE_MS.reduce((sum, wait) => sum + wait, 0) * (1 + RETRY_JITTER)),
-  /** A day inside the 7 days after which a delivery is refused as too old: a long catch-up, sent at the Zap's pace,
-   * takes hours to arrive. */
-  maxMs: REMEMBER_RUNS_SECONDS * 1_000 - 24 * 3_600_000,
-};
-
-const hashOf = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 32);
-
-/** A Zap's scope: the Zap Zapier names at subscribe, or else its target URL (Trigger Inbox names no Zap). */
-export const zapScopeOf = (zap: ZapMeta | undefined, targetUrl: string): string => {
-  const id = zap?.id === undefined ? '' : String(zap.id).trim();
-  return id !== '' && id !== '0' ? `zap-${hashOf(id)}` : `url-${hashOf(targetUrl)}`;
-};
-
 /** The Zap as Zapier names it to subscribe and unsubscribe, if it does. */
 const zapMetaOf = (bundle: Bundle): ZapMeta | undefined => {
   const meta = ZapMeta.decode(bundle.meta?.zap);
@@ -65,18 +44,6 @@ const zapMetaOf = (bundle: Bundle): ZapMeta | undefined => {
 const Paced = t.type({ id: t.string, zap: t.string, rate: t.union([t.number, t.null]) });
 type Paced = t.TypeOf<typeof Paced>;
 const Registry = t.type({ endpoints: t.array(Paced) });
-/** Per Consumer App, by where the connection finds it. */
-export const registryKey = (connection: Pick<Caller['connection'], 'appId' | 'baseUrl'>): string =>
-  `zaps:${hashOf(`${connection.appId}\u0000${connection.baseUrl}`)}`;
-
-/** When a Zap was last turned off, under which scope its runs were claimed, from when it may have missed events,
- * and since when it had run them. */
-const Off = t.type({ at: t.number, claims: t.string, since: t.number, on: t.number });
-type Off = t.TypeOf<typeof Off>;
-export const offKey = (scope: string): string => `off:${scope}`;
-
-/** The rate each of `count` endpoints gets: 25 a second between them, at least 1 each (Svix's least). */
-export const shareOf = (count: number): number => Math.max(1, Math.floor(THROTTLE_RATE / Math.max(1, count)));
 
 /** The endpoints Svix lists as this integration's (their uid says so); one Svix disabled, unpaced (it gets nothing)
  * but counted, until its Zap's next subscribe removes it. */
@@ -119,45 +86,12 @@ const repace = async (caller: Caller, endpoints: Paced[], rate: number, down: bo
   return kept;
 };
 
-/**
- * From when a subscribe asks Svix to send again what its Zap missed (none: it does not), and since when the Zap
- * runs events (its `on`, kept with its endpoint): never from before the Zap was on (but for the 5 minutes Svix's
- * clock may step back), or it would run events it never had. An edit catches up unasked: its new version subscribed
- * first while the old one's endpoint (`earlier`, its `on`) is there, or the old one was turned off in the last 2
- * minutes. Otherwise only when asked.
- */
-export const catchUpOf = (at: {
-  now: number;
-  scope: string;
-  /** Whether the person asked to run events missed while the Zap was off. */
-  asked: boolean;
-  earlier: number | undefined;
-  off: Off | undefined;
-}): { since?: number; on: number } => {
-  // Svix compares `since` with its own clock, which may be 5 minutes from this one.
-  const from = (on: number) => on - CLOCK_ALLOWANCE_SECONDS * 1_000;
-  if (at.earlier !== undefined)
-    return { since: Math.max(at.now - CATCH_UP.inFlightMs, from(at.earlier)), on: at.earlier };
-  // Runs claimed under another scope (a subscription made before scopes) would run again.
-  const { off } = at;
-  const known = off !== undefined && off.claims === at.scope && at.now - off.at <= CATCH_UP.maxMs;
-  if (!known || (!at.asked && at.now - off.at > CATCH_UP.editWithinMs)) return { on: at.now };
-  const since = Math.max(off.since, from(off.on), at.now - CATCH_UP.maxMs);
-  return { since, on: Math.max(since, off.on) };
-};
-
 /** Asks Svix to send the endpoint what it missed since then: undefined when it does, else why it did not. */
 const catchUp = async (caller: Caller, endpointId: string, since: number): Promise<Missed | undefined> => {
   const answer = await replayMissing(caller, endpointId, since).catch(() => 500);
   if (answer === true) return undefined;
   return answer === 401 || answer === 403 ? 'not-permitted' : 'refused';
 };
-
-/**
- * Since when a Zap has run events, given since when it ran them here (this clock) and the endpoint Svix made for it:
- * the earlier of the two, Svix's id telling when it made the endpoint on its own clock, which `since` is read on.
- */
-export const onAtSvix = (on: number, endpointId: string): number => Math.min(on, timeOfProviderId(endpointId) ?? on);
 
 /** Since when a Zap's endpoint has run events, as its metadata keeps it. */
 const onOf = (endpoint: EndpointOut): number | undefined => {

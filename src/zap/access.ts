@@ -1,11 +1,11 @@
 import { isRight } from 'fp-ts/Either';
-import { pacedOf, writeRegistry } from './zapLife';
-import { appNotFound } from './api';
-import { EventTypeOut, ListResponseEndpointOut, type EndpointOut } from './codecs';
-import { EVENT_TYPE_ACTIONS, EVENT_TYPE_NAME } from './eventType';
-import { isIntegrationKey, isZapEndpoint } from './ids';
-import { callProvider, decodeAnswer, type Caller } from './request';
-import { EVENT_TYPE_ARCHIVED } from './zapEndpoint';
+import { pacedOf, writeRegistry } from './life';
+import { appNotFound } from '../svix/api';
+import { EventTypeOut, ListResponseEndpointOut, type EndpointOut } from '../svix/codecs';
+import { EVENT_TYPE_ACTIONS, EVENT_TYPE_NAME } from '../svix/eventType';
+import { isIntegrationKey, isZapEndpoint } from '../svix/ids';
+import { callProvider, decodeAnswer, type Caller } from '../svix/client';
+import { EVENT_TYPE_ARCHIVED } from './endpoint';
 
 /**
  * What the connection test checks beyond reading the Consumer App: that the
@@ -107,7 +107,7 @@ export const checkAccess = async (caller: Caller): Promise<void> => {
     if (read.archived === true)
       throw new caller.io.errors.Error(ACCESS_MESSAGES.eventTypeArchived, 'EventTypeArchived', 400);
   }
-  // Which endpoints the Zaps have, kept for the first Zap turned on (zapLife.ts): it then makes one Svix call.
+  // Which endpoints the Zaps have, kept for the first Zap turned on (zap/life.ts): it then makes one Svix call.
   const endpoints = ListResponseEndpointOut.decode(answers[0]?.body);
   const listed = isRight(endpoints) ? endpoints.right : { data: [], done: false };
   if (listed.done) await writeRegistry(caller, pacedOf(listed.data));

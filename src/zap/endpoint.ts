@@ -2,17 +2,18 @@ import { isRight } from 'fp-ts/Either';
 import * as t from 'io-ts';
 import { CATCH_UP_LABEL, missedMessage } from '../messages';
 import { SubscribeData } from '../models/inbound';
-import { raise, type Caller } from './request';
-import { CREATE_ENDPOINT, createEndpoint, findEndpoint, newEndpointSecret, transportOf } from './api';
-import { EVENT_TYPE_NAME, ensureEventType } from './eventType';
-import { describeStatus, invalidFields } from './failures';
-import { endpointUid, isEndpointId, newZapEndpointUid } from './ids';
+import { type Caller } from '../svix/client';
+import { raise } from '../zapier/io';
+import { CREATE_ENDPOINT, createEndpoint, findEndpoint, newEndpointSecret, transportOf } from '../svix/api';
+import { EVENT_TYPE_NAME, ensureEventType } from '../svix/eventType';
+import { describeStatus, invalidFields } from '../svix/failures';
+import { endpointUid, isEndpointId, newZapEndpointUid } from '../svix/ids';
 
 /** The endpoint a Zap adds to the Consumer App when it is turned on. */
 
 /**
  * Messages a second Svix sends all of this integration's endpoints in a Consumer App together at most (their
- * `throttleRate`s add up to it, zapLife.ts): a burst, such as a sale of hundreds of lots closing at once, then
+ * `throttleRate`s add up to it, zap/life.ts): a burst, such as a sale of hundreds of lots closing at once, then
  * reaches Zapier under what it takes for one hook (about 30 a second) and for one person (10,000 in 5 minutes);
  * past that, Zapier refuses deliveries and Svix retries them hours later.
  */

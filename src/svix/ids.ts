@@ -28,7 +28,7 @@ export const isMessageId = (value: string): boolean => MESSAGE_ID_PATTERN.test(v
 /**
  * A stable endpoint uid for a receiving address: the set-up's endpoint, made again for the same address, is found
  * by it (Svix answers 409) instead of a second one being added; a Zap's endpoint made before each subscription had
- * one of its own is found by it too (zapEndpoint.ts). The prefix says who made it: `zapier` or `setup`.
+ * one of its own is found by it too (zap/endpoint.ts). The prefix says who made it: `zapier` or `setup`.
  */
 export const endpointUid = (madeBy: 'zapier' | 'setup', url: string): string =>
   `${madeBy}-${createHash('sha256').update(url, 'utf8').digest('hex').slice(0, 40)}`;
