@@ -30,7 +30,7 @@ const fresh =
 if (!fresh) {
   const began = new Date();
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  // tsconfig.build.json makes the build incremental, with its record in dist/sandbox/ (not packaged).
+  // tsconfig.build.json makes the build incremental, with its record in dist/tools/ (not packaged).
   const args = ['-p', 'tsconfig.build.json'];
   const { status, error } = spawnSync(process.execPath, [tsc, ...args], { cwd: ROOT, stdio: 'inherit' });
   if (error || status !== 0) {

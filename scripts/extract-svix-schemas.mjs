@@ -1,4 +1,4 @@
-// Regenerates src/contract/svix-schemas.json from the provider's OpenAPI
+// Regenerates src/tools/contract/svix-schemas.json from the provider's OpenAPI
 // contract: the response schemas the emulator answers with, and every schema
 // they reference. Only structure is kept (types, required, patterns, refs);
 // descriptions and examples are dropped.
@@ -68,5 +68,5 @@ const fixture = {
     ),
   },
 };
-writeFileSync(new URL('../src/contract/svix-schemas.json', import.meta.url), `${JSON.stringify(fixture, null, 2)}\n`);
+writeFileSync(new URL('../src/tools/contract/svix-schemas.json', import.meta.url), `${JSON.stringify(fixture, null, 2)}\n`);
 console.log(`wrote ${Object.keys(kept).length} schemas from ${spec.info.title} ${spec.info.version}`);

@@ -1,3 +1,4 @@
+import { inWords, REMEMBER_RUNS_MS, SVIX_CLOCK_ALLOWANCE_MS } from './limits';
 import type { Halt } from './delivery/machine';
 import type { Failure } from './zapier/io';
 import type { Refusal } from './svix/signature';
@@ -16,9 +17,9 @@ export type DeliveryRefusal = Refusal | 'no-delivery' | 'no-body' | 'not-a-svix-
 const notFromSvix = (what: string): string =>
   `Nothing to do unless you sent it: ${what}, so it did not come from your Consumer App and the Zap did not run.`;
 
-/** Runs are remembered 7 days: an older event could have run already. */
+/** Runs are remembered REMEMBER_RUNS_MS: an older event could have run already. */
 const tooOld = (what: string): string =>
-  `Nothing to do: ${what} over 7 days ago, and this Zap remembers the events it ran for 7 days only, so it did not run it again.`;
+  `Nothing to do: ${what} over ${inWords(REMEMBER_RUNS_MS)} ago, and this Zap remembers the events it ran for ${inWords(REMEMBER_RUNS_MS)} only, so it did not run it again.`;
 
 const REFUSALS: Record<DeliveryRefusal, string> = {
   'no-delivery':
@@ -29,7 +30,7 @@ const REFUSALS: Record<DeliveryRefusal, string> = {
   'too-old': tooOld('this delivery was sent'),
   'event-too-old': tooOld('this event happened'),
   'not-a-svix-id': notFromSvix("a delivery's ID is not one Svix makes"),
-  'too-new': notFromSvix('a delivery was dated more than 5 minutes in the future'),
+  'too-new': notFromSvix(`a delivery was dated more than ${inWords(SVIX_CLOCK_ALLOWANCE_MS)} in the future`),
   'no-valid-signature':
     "If this happens to every event, turn the Zap off and on again: this delivery did not carry this Zap's signature from Svix, so the Zap did not run.",
 };
@@ -104,7 +105,7 @@ export const couldNotConfirm =
     return { kind: 'error', code: 'EventNotConfirmed', status: 503, message, ...log };
   };
 
-/** What a person reads in Zapier when turning the Zap on or a delivery cannot go ahead (see also delivery.ts). */
+/** What a person reads in Zapier when turning the Zap on or a delivery cannot go ahead (a delivery's halts and errors are worded above). */
 export const MESSAGES = {
   missingTargetUrl: 'Turn the Zap on again: Zapier gave no address to send auction events to.',
   missingSubscription:

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main, registeredId, registerArgs } from '../src/package/cli';
-import { listingProblems, projectListing, readListing } from '../src/package/listing';
+import { main, registeredId, registerArgs } from '../src/tools/package/cli';
+import { listingProblems, projectListing, readListing } from '../src/tools/package/listing';
 import { appDirectory } from '../package.json';
-import { productionManifest } from '../src/package/stage';
+import { productionManifest } from '../src/tools/package/stage';
 
 /**
  * npm run package and npm run deploy, as far as they can be tried offline.

@@ -6,12 +6,12 @@ import { THIS_ZAP_DISABLED } from '../src/zap/endpoint';
 import { EndpointOut, EventTypeOut } from '../src/svix/codecs';
 import { EVENT_TYPE_NAME } from '../src/svix/eventType';
 import { EVENT_TYPE_ARCHIVED } from '../src/zap/endpoint';
-import { AuctionService } from '../src/sandbox/auctions';
-import { ProviderEmulator, type EmulatorOptions } from '../src/sandbox/emulator';
-import { HookRunner } from '../src/sandbox/hookRunner';
-import { PlatformStandIn, platformInvoker } from '../src/sandbox/platform';
-import { ProviderClient } from '../src/setup/client';
-import { runSetup } from '../src/setup/setup';
+import { AuctionService } from '../src/tools/sandbox/auctions';
+import { ProviderEmulator, type EmulatorOptions } from '../src/tools/sandbox/emulator';
+import { HookRunner } from '../src/tools/sandbox/hookRunner';
+import { PlatformStandIn, platformInvoker } from '../src/tools/sandbox/platform';
+import { ProviderClient } from '../src/tools/setup/client';
+import { runSetup } from '../src/tools/setup/setup';
 import { errorDetails } from './helpers/fixtures';
 
 /**

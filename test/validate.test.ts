@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
-import { checksEndpoint, main, reach } from '../src/package/validate';
-import { listenOnLoopback, unusedPort } from '../src/sandbox/net';
+import { checksEndpoint, main, reach } from '../src/tools/package/validate';
+import { listenOnLoopback, unusedPort } from '../src/tools/sandbox/net';
 
 /**
  * npm run validate decides: Zapier's style checks where Zapier can be reached, the structural checks alone,

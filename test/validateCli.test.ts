@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import { tmpdir } from 'node:os';
-import { listenOnLoopback, unusedPort } from '../src/sandbox/net';
+import { listenOnLoopback, unusedPort } from '../src/tools/sandbox/net';
 import { spawned } from './helpers/spawned';
 
 /**
@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 const validate = (zapier: string) =>
-  spawned(process.execPath, [join(ROOT, 'dist/package/validate.js')], {
+  spawned(process.execPath, [join(ROOT, 'dist/tools/package/validate.js')], {
     cwd: ROOT,
     // No Zapier login here: the CLI sends the definition alone, as it does for an integration not registered yet.
     env: { ...process.env, ZAPIER_BASE_ENDPOINT: zapier, ZAPIER_AUTH_LOCATION: join(tmpdir(), 'no-zapierrc-here') },

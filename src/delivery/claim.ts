@@ -1,3 +1,4 @@
+import { CLAIM_MIN_MS, REMEMBER_RUNS_MS } from '../limits';
 import { CLOCK_ALLOWANCE_SECONDS, type SigningWindow } from '../svix/signature';
 import { backoffMs } from './machine';
 
@@ -8,7 +9,7 @@ import { backoffMs } from './machine';
  */
 
 /** How long a run is remembered: Svix retries for about 28 hours, and a person may resend a message for days. */
-export const REMEMBER_RUNS_SECONDS = 7 * 24 * 60 * 60;
+export const REMEMBER_RUNS_SECONDS = REMEMBER_RUNS_MS / 1_000;
 
 /** The signing times a delivery may have: one signed longer ago than runs are remembered is refused. */
 export const SIGNING_WINDOW: SigningWindow = {
@@ -23,11 +24,10 @@ export const CLAIM_TTL_SECONDS = SIGNING_WINDOW.maxAgeSeconds + CLOCK_ALLOWANCE_
 export const isTooOldToRemember = (occurredAtMs: number, nowMs: number): boolean =>
   occurredAtMs < nowMs - SIGNING_WINDOW.maxAgeSeconds * 1000;
 
-/** A claim has at least this long, though its delivery's checks took all its time: one never tried may run a copy
- * another delivery runs too. Zapier's 30 s still hold: 25 s for the delivery, then this. */
-export const CLAIM_MIN_MS = 1_500;
+export { CLAIM_MIN_MS };
 
-export const claimKey = (endpointId: string, messageId: string): string => `seen:${endpointId}:${messageId}`;
+/** A message's claim, per Zap: its claim scope (claimScopeOf: the Zap, or its first endpoint before scopes). */
+export const claimKey = (scope: string, messageId: string): string => `seen:${scope}:${messageId}`;
 
 /** Learn whether the cache honours `nx`; read the key first (a cache that does not); write it with `nx`; read back
  * whose it is. */

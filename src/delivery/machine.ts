@@ -1,4 +1,5 @@
 import type { Failure } from '../zapier/io';
+import { PROMISES, SVIX_CLOCK_ALLOWANCE_MS } from '../limits';
 import { SKEW_MS, unsureUntil, type History, type Sighting } from './history';
 
 /**
@@ -43,7 +44,8 @@ export const RULES = {
   /** A look at or a write of the shared history is given up after this long: z.cache may be slow, and a read of
    * Svix makes a delivery as sure. */
   cacheCallMs: 1_500,
-  freshForMs: 600_000,
+  /** A secret seen current this recently may sign alone out of time for a read: within the promise on replaced secrets. */
+  freshForMs: PROMISES.replacedRunsAtMostMs,
   skewMs: SKEW_MS,
   reads: { burst: 3, everyMs: 2_000 },
   listings: { burst: 5, everyMs: 2_000 },
@@ -54,7 +56,7 @@ export const RULES = {
   /** Deliveries arriving this close together share a read, and a window's listing (listed again at most this often). */
   togetherMs: 1_000,
   /** Svix's clock may step back this far: a message's time up to this long before the endpoint's is not refused. */
-  clockStepMs: 300_000,
+  clockStepMs: SVIX_CLOCK_ALLOWANCE_MS,
   /** A guard against a spin: a delivery's time runs out long before this many decisions, however busy the Zap. */
   maxSteps: 10_000,
 };
@@ -83,7 +85,13 @@ export interface Delivery {
 /** A listed message: its payload, or that it is not this event type, or that Svix no longer keeps it. */
 export type Listed = { payload: unknown } | 'other-type' | 'expired';
 /** A call scheduled at `at`, made by its owner, the delivery that scheduled it (none: free to take on). */
-type Call = { at: number; owner?: Delivery; calling: boolean; /** From the allowance. */ paid: boolean };
+interface Call {
+  at: number;
+  owner?: Delivery;
+  calling: boolean;
+  /** Paid from the allowance. */
+  paid: boolean;
+}
 /** A refusal of a call by Svix (the key's rights, say): every delivery that arrived before it meets it. */
 type Refused = { at: number; failure: Failure };
 /** One window of Svix's record: its listing under way, a page at a time (after a failed page, the rest free), what
@@ -104,13 +112,20 @@ export interface Window extends Call {
 export type Next = 'look' | 'reread' | 'create' | 'update';
 const none = <T>(): T | undefined => undefined;
 /** A listing of a window to make (of one listed before, it keeps what that found). */
-const listing = { listing: 0, complete: false, failed: false, ...{ refused: undefined, startedAt: undefined } };
+const listing = { listing: 0, complete: false, failed: false, refused: undefined, startedAt: undefined };
 
 export const newEndpoint = (madeAt: number, current: Sighting, rules: Rules = RULES) => ({
   rules,
   madeAt,
   history: { current, old: new Array<Sighting>() },
-  ...{ readAt: -Infinity, lookedAt: -Infinity, shareUntil: -Infinity, read: none<Call>(), refused: none<Refused>() },
+  /** When the last read of the secret, and the last look at the shared history, began. */
+  readAt: -Infinity,
+  lookedAt: -Infinity,
+  /** Until when the deliveries waiting for what a read taught to be shared wait for it. */
+  shareUntil: -Infinity,
+  /** The read of the secret scheduled or under way, and Svix's refusal of the last one. */
+  read: none<Call>(),
+  refused: none<Refused>(),
   /** When a delivery arrived that Svix's record confirmed and no secret known here signed (rule 3): the current
    * secret signs nothing alone until a read begun since. */
   doubtAt: -Infinity,
@@ -154,7 +169,8 @@ const take = (e: Endpoint, kind: Kind, at: number) =>
   void (e.tat[kind] = Math.max(at, e.tat[kind]) + e.rules[kind].everyMs);
 
 /** Joined, unless unpaid, unowned and not under way: then a delivery that pays takes it on, at its allowance's time. */
-const joins = (call: Call, pays: boolean): boolean => call.calling || call.owner !== undefined || call.paid || !pays;
+const shouldJoin = (call: Call, pays: boolean): boolean =>
+  call.calling || call.owner !== undefined || call.paid || !pays;
 /** Joins a call scheduled or under way: its owner makes it at its time; the others wait for what it answers. */
 const join = (call: Call, d: Delivery, now: number, command: Command): Command => {
   if (call.calling || (call.owner && call.owner !== d)) return wait(d.deadline);
@@ -208,7 +224,7 @@ const reading = (e: Endpoint, d: Delivery, now: number, kind?: Kind, after = -In
   const refused = e.refused && e.refused.at >= d.arrivedAt ? e.refused.failure : undefined;
   if (refused?.kind === 'error' && refused.status === 404) return halt('gone');
   if (refused) return { kind: 'refused', call: 'read', failure: refused };
-  if (read && joins(read, kind !== undefined))
+  if (read && shouldJoin(read, kind !== undefined))
     return read.at + CALL_MS > d.deadline ? undefined : join(read, d, now, READ);
   const at = Math.max(callAt(e, now, kind), after, read?.at ?? -Infinity);
   if (at + CALL_MS > d.deadline) return undefined;
@@ -235,7 +251,7 @@ const record = (e: Endpoint, d: Delivery, createdAt: number, now: number, kind?:
   const own = Math.max(callAt(e, now, pays), (w?.listedAt ?? -Infinity) + rules.togetherMs);
   const pending = w && !w.complete && !w.refused ? w : undefined;
   // A listing past its first page is joined too: its later pages are free.
-  const joined = pending && (joins(pending, pays !== undefined) || pending.listing > 0);
+  const joined = pending && (shouldJoin(pending, pays !== undefined) || pending.listing > 0);
   if (pending && (pending.calling || (joined && pending.at <= own && pending.at + CALL_MS <= d.deadline))) {
     const range = { after: start - rules.marginMs, before: start + rules.windowMs + rules.marginMs };
     return join(pending, d, now, { kind: 'list', window: start, ...range, iterator: pending.iterator });

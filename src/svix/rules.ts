@@ -1,8 +1,8 @@
 import { encodeKsuidMs, PROVIDER_EPOCH_SECONDS, timeOfProviderId } from './ksuid';
 
 /**
- * Rules of Svix's server that both models of Svix here follow: the emulator (src/sandbox/emulator) and the
- * simulated Svix (src/sim). Each is read from Svix's published server (`svix/svix-webhooks`, `server/svix-server`),
+ * Rules of Svix's server that both models of Svix here follow: the emulator (src/tools/sandbox/emulator) and the
+ * simulated Svix (src/tools/sim). Each is read from Svix's published server (`svix/svix-webhooks`, `server/svix-server`),
  * named beside it, and held by test/svix/rules.test.ts.
  *
  * Pure: every function takes what it decides on (ids, times in ms since the epoch, a random number in [0, 1)) and

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { SVIX_CLOCK_ALLOWANCE_MS } from '../limits';
 
 /**
  * Verification of the provider's signed deliveries (the Standard Webhooks
@@ -11,7 +12,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  */
 
 /** How far apart two clocks may be: the provider's, which signs, and the one that checks. */
-export const CLOCK_ALLOWANCE_SECONDS = 5 * 60;
+export const CLOCK_ALLOWANCE_SECONDS = SVIX_CLOCK_ALLOWANCE_MS / 1_000;
 
 /** The signing times a check accepts, in seconds before and after now. */
 export interface SigningWindow {

@@ -14,9 +14,9 @@ import { CLAIM_TTL_SECONDS } from '../delivery/claim';
 const Newest = t.type({ at: t.number }, 'NewestRun');
 type Cache = Pick<Io, 'cache'>;
 
-/** Per Zap (endpoint) and auction; the auction's UUID is hashed, so any text makes a short key. */
-export const newestKey = (endpointId: string, auctionUuid: string): string =>
-  `newest:${endpointId}:${createHash('sha256').update(auctionUuid, 'utf8').digest('base64url').slice(0, 32)}`;
+/** Per Zap (its claim scope) and auction; the auction's UUID is hashed, so any text makes a short key. */
+export const newestKey = (scope: string, auctionUuid: string): string =>
+  `newest:${scope}:${createHash('sha256').update(auctionUuid, 'utf8').digest('base64url').slice(0, 32)}`;
 
 /** When the newest event this Zap ran for happened; a cache that cannot answer says none. */
 const newest = async (io: Cache, key: string): Promise<number | undefined> => {
@@ -25,12 +25,12 @@ const newest = async (io: Cache, key: string): Promise<number | undefined> => {
 };
 
 /** True when this Zap has run for a newer event of the same auction. */
-export const isOutdated = async (io: Cache, endpointId: string, auctionUuid: string, at: number): Promise<boolean> =>
-  ((await newest(io, newestKey(endpointId, auctionUuid))) ?? -Infinity) > at;
+export const isOutdated = async (io: Cache, scope: string, auctionUuid: string, at: number): Promise<boolean> =>
+  ((await newest(io, newestKey(scope, auctionUuid))) ?? -Infinity) > at;
 
 /** Records the event the Zap just ran for as the auction's newest, unless a run overlapping it recorded a newer. */
-export const recordNewest = async (io: Cache, endpointId: string, auctionUuid: string, at: number): Promise<void> => {
-  const key = newestKey(endpointId, auctionUuid);
+export const recordNewest = async (io: Cache, scope: string, auctionUuid: string, at: number): Promise<void> => {
+  const key = newestKey(scope, auctionUuid);
   if (((await newest(io, key)) ?? -Infinity) >= at) return;
   await io.cache.set(key, { at }, CLAIM_TTL_SECONDS, false).catch(() => undefined);
 };

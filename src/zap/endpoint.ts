@@ -8,6 +8,7 @@ import { CREATE_ENDPOINT, createEndpoint, findEndpoint, newEndpointSecret, trans
 import { EVENT_TYPE_NAME, ensureEventType } from '../svix/eventType';
 import { describeStatus, invalidFields } from '../svix/failures';
 import { endpointUid, isEndpointId, newZapEndpointUid } from '../svix/ids';
+import { CATCH_UP_REACH_MS, inWords, PACE_PER_SECOND } from '../limits';
 
 /** The endpoint a Zap adds to the Consumer App when it is turned on. */
 
@@ -17,7 +18,7 @@ import { endpointUid, isEndpointId, newZapEndpointUid } from '../svix/ids';
  * reaches Zapier under what it takes for one hook (about 30 a second) and for one person (10,000 in 5 minutes);
  * past that, Zapier refuses deliveries and Svix retries them hours later.
  */
-export const THROTTLE_RATE = 25;
+export const THROTTLE_RATE = PACE_PER_SECOND;
 
 /** What Zapier tells a subscribe of the Zap (`bundle.meta.zap`): its id is documented; a name, where given, is used. */
 export const ZapMeta = t.partial({ id: t.union([t.string, t.number]), name: t.string }, 'ZapMeta');
@@ -31,7 +32,7 @@ export const zapEndpointOf = (subscribeData: unknown, targetUrl: string | undefi
 };
 
 /** What Test trigger of a Zap says when Svix disabled the Zap's endpoint. */
-export const THIS_ZAP_DISABLED = `Turn this Zap off and on again: Svix disabled its endpoint after its deliveries failed for days, so no auction event reaches it. To also run the events it missed (up to 6 days), first set ${CATCH_UP_LABEL} to Yes.`;
+export const THIS_ZAP_DISABLED = `Turn this Zap off and on again: Svix disabled its endpoint after its deliveries failed for days, so no auction event reaches it. To also run the events it missed (up to ${inWords(CATCH_UP_REACH_MS)}), first set ${CATCH_UP_LABEL} to Yes.`;
 
 /**
  * Test trigger of a Zap that is on: says why events it missed while off were not sent again, when its subscribe

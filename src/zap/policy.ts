@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import * as t from 'io-ts';
-import { REMEMBER_RUNS_SECONDS } from '../delivery/claim';
+import { CATCH_UP_REACH_MS, PACE_PER_SECOND } from '../limits';
 import type { Caller } from '../svix/client';
 import { timeOfProviderId } from '../svix/ksuid';
 import { RETRY_JITTER, RETRY_SCHEDULE_MS } from '../svix/rules';
 import { CLOCK_ALLOWANCE_SECONDS } from '../svix/signature';
-import { THROTTLE_RATE, type ZapMeta } from './endpoint';
+import type { ZapMeta } from './endpoint';
 
 /**
  * A Zap's life as pure rules (life.ts carries them out with Svix and z.cache): whose runs a Zap claims, when a
@@ -19,9 +19,7 @@ import { THROTTLE_RATE, type ZapMeta } from './endpoint';
 export const CATCH_UP = {
   editWithinMs: 2 * 60_000,
   inFlightMs: Math.ceil(RETRY_SCHEDULE_MS.reduce((sum, wait) => sum + wait, 0) * (1 + RETRY_JITTER)),
-  /** A day inside the 7 days after which a delivery is refused as too old: a long catch-up, sent at the Zap's pace,
-   * takes hours to arrive. */
-  maxMs: REMEMBER_RUNS_SECONDS * 1_000 - 24 * 3_600_000,
+  maxMs: CATCH_UP_REACH_MS,
 };
 
 export const hashOf = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 32);
@@ -43,7 +41,7 @@ export type Off = t.TypeOf<typeof Off>;
 export const offKey = (scope: string): string => `off:${scope}`;
 
 /** The rate each of `count` endpoints gets: 25 a second between them, at least 1 each (Svix's least). */
-export const shareOf = (count: number): number => Math.max(1, Math.floor(THROTTLE_RATE / Math.max(1, count)));
+export const shareOf = (count: number): number => Math.max(1, Math.floor(PACE_PER_SECOND / Math.max(1, count)));
 
 /**
  * From when a subscribe asks Svix to send again what its Zap missed (none: it does not), and since when the Zap

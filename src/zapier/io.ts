@@ -1,8 +1,9 @@
 import type { HttpRequestOptions, HttpResponse, ZObject } from 'zapier-platform-core';
+import { OPERATION_BUDGET_MS } from '../limits';
 
 /**
  * Zapier's platform as the app meets it, one port for everything an operation does through `z` (requests, z.cache,
- * errors, the log), and the time Zapier gives an operation. The ground floor: it imports nothing of the app.
+ * errors, the log), and the time Zapier gives an operation. The ground floor: it imports nothing of the app but its limits.
  */
 
 /** What a person reads when an operation cannot go on, and which of Zapier's errors carries it: a message that
@@ -20,7 +21,7 @@ export type Failure = (
  * and each call gets what is left of it, at most `timeoutMs`. An object so the
  * fault tests can shorten them.
  */
-export const requestSettings = { timeoutMs: 10_000, operationBudgetMs: 25_000 };
+export const requestSettings = { timeoutMs: 10_000, operationBudgetMs: OPERATION_BUDGET_MS };
 
 /** The moment an operation's provider calls must be done by, on the clock the operation runs on. */
 export class Deadline {

@@ -1,7 +1,7 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { MEASURED, sourceFingerprint } from '../../src/bench/report';
+import { MEASURED, sourceFingerprint } from '../../src/tools/bench/report';
 
 /**
  * The performance document names the source it was measured for; a test

@@ -1,4 +1,4 @@
-import { summary } from '../../src/bench/fresh';
+import { summary } from '../../src/tools/bench/fresh';
 
 /** `npm run bench:fresh`'s arithmetic: what it reports of the fresh processes, and when it fails. */
 describe('bench:fresh summary', () => {

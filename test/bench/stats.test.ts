@@ -1,4 +1,4 @@
-import { median, pairedRatio, percentile, sideBySide } from '../../src/bench/stats';
+import { median, pairedRatio, percentile, sideBySide } from '../../src/tools/bench/stats';
 
 /** The benchmark's arithmetic (no timings are asserted anywhere in the tests). */
 describe('bench statistics', () => {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { judge, measureUntilDecided, medianInterval, ratiosOf, type Budget } from '../../src/bench/verdict';
+import { judge, measureUntilDecided, medianInterval, ratiosOf, type Budget } from '../../src/tools/bench/verdict';
 
 /**
  * The bench's verdict on a figure, from the run's own samples: met, missed,

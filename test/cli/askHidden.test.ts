@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { askHidden, QuestionStopped } from '../../src/cli/askHidden';
+import { askHidden, QuestionStopped } from '../../src/tools/cli/askHidden';
 
 /** A terminal as readline sees one: a stream that says it is a TTY and takes raw mode. */
 class FakeTty extends PassThrough {

@@ -1,4 +1,4 @@
-import { commandLineAdvice, npmHint, optionsNpmTook } from '../../src/cli/npmOptions';
+import { commandLineAdvice, npmHint, optionsNpmTook } from '../../src/tools/cli/npmOptions';
 
 describe('the hint for options npm took for itself', () => {
   it('finds them among npm_config_* variables, dashes as underscores', () => {

@@ -3,11 +3,11 @@ import { once } from 'node:events';
 import { resolve } from 'node:path';
 import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
-import { main, type ContractIo } from '../../src/contract/cli';
-import { CONTRACT_APP_PREFIX, differences, type ContractRun } from '../../src/contract/run';
-import { ProviderEmulator } from '../../src/sandbox/emulator';
-import { unusedPort } from '../../src/sandbox/net';
-import { ProviderClient } from '../../src/setup/client';
+import { main, type ContractIo } from '../../src/tools/contract/cli';
+import { CONTRACT_APP_PREFIX, differences, type ContractRun } from '../../src/tools/contract/run';
+import { ProviderEmulator } from '../../src/tools/sandbox/emulator';
+import { unusedPort } from '../../src/tools/sandbox/net';
+import { ProviderClient } from '../../src/tools/setup/client';
 
 /**
  * `npm run contract`: the same cases against the emulator (as CI runs them),
@@ -28,9 +28,13 @@ const collecting = (env: NodeJS.ProcessEnv = {}) => {
 /** `npm start -- --serve` on a free port, until stopped; its address. */
 const serve = async () => {
   const port = await unusedPort();
-  const child = spawn('node', ['dist/sandbox/cli.js', '--serve', '--port', String(port), '--api-key', SERVED_KEY], {
-    cwd: ROOT,
-  });
+  const child = spawn(
+    'node',
+    ['dist/tools/sandbox/cli.js', '--serve', '--port', String(port), '--api-key', SERVED_KEY],
+    {
+      cwd: ROOT,
+    },
+  );
   let out = '';
   await new Promise<void>((ready, failed) => {
     child.stdout.on('data', (chunk: Buffer) => {
@@ -117,7 +121,7 @@ describe('npm run contract', () => {
   it('stopped with Ctrl+C half-way, deletes the Consumer App it made and exits 130', async () => {
     const served = await serve();
     try {
-      const child = spawn('node', ['dist/contract/cli.js'], {
+      const child = spawn('node', ['dist/tools/contract/cli.js'], {
         cwd: ROOT,
         env: { ...process.env, SVIX_API_KEY: SERVED_KEY, SVIX_SERVER_URL: served.url },
       });
@@ -150,7 +154,7 @@ describe('npm run contract', () => {
     });
     const url = await account.start();
     try {
-      const child = spawn('node', ['dist/contract/cli.js'], {
+      const child = spawn('node', ['dist/tools/contract/cli.js'], {
         cwd: ROOT,
         env: { ...process.env, SVIX_API_KEY: SERVED_KEY, SVIX_SERVER_URL: url },
       });

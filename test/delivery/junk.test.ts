@@ -2,11 +2,11 @@ import { errors } from 'zapier-platform-core';
 import { LIMITS, Runtime } from '../../src/delivery/runtime';
 import { clockOf } from '../../src/zapier/clock';
 import type { Io } from '../../src/zapier/io';
-import { SimCache } from '../../src/sim/cache';
-import { T0 } from '../../src/sim/vocabulary';
-import { Random } from '../../src/sim/random';
-import { EventLoop, Scheduler } from '../../src/sim/scheduler';
-import { SimSvix, type SvixCall } from '../../src/sim/svix';
+import { SimCache } from '../../src/tools/sim/cache';
+import { T0 } from '../../src/tools/sim/vocabulary';
+import { Random } from '../../src/tools/sim/random';
+import { EventLoop, Scheduler } from '../../src/tools/sim/scheduler';
+import { SimSvix, type SvixCall } from '../../src/tools/sim/svix';
 import { operationsFor } from '../../src/triggers/auctionStatusChanged';
 import { RULES } from '../../src/delivery/machine';
 

@@ -13,7 +13,7 @@ const Report = t.type({
   ...{ heapBeforeMb: t.number, heapUsedMb: t.number, rssMb: t.number, peakRssMb: t.number },
 });
 
-const flood = (args: string[]) => runBuilt(Report, 'bench/memory.js', ['--json', ...args], ['--expose-gc']);
+const flood = (args: string[]) => runBuilt(Report, 'tools/bench/memory.js', ['--json', ...args], ['--expose-gc']);
 
 describe("a process's memory under a flood of junk", () => {
   const flooded = ['--endpoints', '30', '--junk', '2', '--pages', '2', '--payload-bytes', '200'];

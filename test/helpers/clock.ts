@@ -6,7 +6,7 @@ import { clockOf, type Clock } from '../../src/zapier/clock';
  * A wait of `ms` takes `ms / speedup` of real time, then moves the clock on to the wait's end, so waits end in
  * the order they are due, a loopback round trip (milliseconds) still ends before a wait of seconds, and a test
  * that waits out a delivery's 25 seconds takes about one. The state machine's tests need no clock (each call is
- * handed the time), and the simulation runs the driver on its exact virtual clock (src/sim/scheduler.ts).
+ * handed the time), and the simulation runs the driver on its exact virtual clock (src/tools/sim/scheduler.ts).
  */
 export const virtualClock = (speedup = 25): Clock & { moved: () => number; advance: (ms: number) => void } => {
   let skipped = 0;

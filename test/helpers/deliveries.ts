@@ -1,6 +1,6 @@
 import nock from 'nock';
 import { Webhook } from 'standardwebhooks';
-import { newId } from '../../src/sandbox/emulator/store';
+import { newId } from '../../src/tools/sandbox/emulator/store';
 import { MARKER, MARKER_NUMBER, type Signing } from '../fixtures/hostileDeliveries';
 import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, authData, errorDetails, newSecret, subscription } from './fixtures';
 import { usePlatform } from './platform';

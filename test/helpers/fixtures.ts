@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { encodeKsuidMs } from '../../src/svix/ksuid';
-import { errorDetails, type ErrorDetails } from '../../src/sandbox/errorDetails';
+import { errorDetails, type ErrorDetails } from '../../src/tools/sandbox/errorDetails';
 
 /** Made-up credentials in the provider's formats. None of them is real. */
 export const API_KEY = 'testsk_sandboxKey0123456789abcdefghij';
@@ -20,7 +20,7 @@ export const TARGET_URL = 'https://hooks.zapier.com/hooks/standard/1234567/abcde
 
 export const authData = { apiKey: API_KEY, appId: APP_ID };
 
-export { newSecret } from '../../src/sandbox/emulator/store';
+export { newSecret } from '../../src/tools/sandbox/emulator/store';
 export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
 /** What performSubscribe stored for the Zap the tests deliver to, on the platform, when this file was loaded. */
@@ -61,7 +61,7 @@ export const signedRequest = (body: string, options: DeliveryOptions = {}) => {
   };
 };
 
-export { errorDetails, type ErrorDetails } from '../../src/sandbox/errorDetails';
+export { errorDetails, type ErrorDetails } from '../../src/tools/sandbox/errorDetails';
 
 /** Runs a promise that must fail and returns the platform error's details. */
 export const failure = async (promise: Promise<unknown>): Promise<ErrorDetails> => {

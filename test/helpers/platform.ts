@@ -1,6 +1,11 @@
 import { createApp } from '../../src';
 import { Runtime } from '../../src/delivery/runtime';
-import { PlatformStandIn, platformInvoker, type Identity, type PlatformOptions } from '../../src/sandbox/platform';
+import {
+  PlatformStandIn,
+  platformInvoker,
+  type Identity,
+  type PlatformOptions,
+} from '../../src/tools/sandbox/platform';
 import { TRIGGER_KEY } from '../../src/triggers/auctionStatusChanged';
 import { virtualClock } from './clock';
 

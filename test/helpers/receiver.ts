@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { listenOnLoopback } from '../../src/sandbox/net';
+import { listenOnLoopback } from '../../src/tools/sandbox/net';
 
 /** A webhook receiver on loopback that records what the emulator delivers. */
 

@@ -1,7 +1,7 @@
 import { ApiException } from 'svix';
-import { schemaErrors, type SchemaName } from '../../src/contract/schemas';
+import { schemaErrors, type SchemaName } from '../../src/tools/contract/schemas';
 
-export { schemaErrors, schemaFor, type SchemaName } from '../../src/contract/schemas';
+export { schemaErrors, schemaFor, type SchemaName } from '../../src/tools/contract/schemas';
 
 /** One raw answer of the provider (or the emulator), kept for the schema check. */
 export interface Recorded {

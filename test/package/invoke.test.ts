@@ -3,7 +3,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { SANDBOX_APP_ID, SERVE_DEFAULTS } from '../../src/sandbox/cli';
+import { SANDBOX_APP_ID, SERVE_DEFAULTS } from '../../src/tools/sandbox/cli';
 
 /**
  * The README's section on Zapier's CLI, done as it says: the sandbox served

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { errors } from 'zapier-platform-core';
 import type { Io } from '../../src/zapier/io';
-import { newId } from '../../src/sandbox/emulator/store';
+import { newId } from '../../src/tools/sandbox/emulator/store';
 import { operationsFor } from '../../src/triggers/auctionStatusChanged';
 import { messageId } from '../helpers/deliveries';
 import { authData, errorDetails, SECRET, subscription } from '../helpers/fixtures';

@@ -107,7 +107,7 @@ describe('secrets', () => {
     const files = (dir: string): string[] =>
       readdirSync(dir).flatMap((name) => {
         const path = join(dir, name);
-        if (statSync(path).isDirectory()) return name === 'sandbox' || name === 'setup' ? [] : files(path);
+        if (statSync(path).isDirectory()) return name === 'tools' ? [] : files(path);
         return path.endsWith('.ts') ? [path] : [];
       });
     const app = files(root).filter((file) => !/\/(bench|sim|contract|cli|package|docs)\//.test(file));

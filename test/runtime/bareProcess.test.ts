@@ -1,12 +1,12 @@
 import { Webhook } from 'standardwebhooks';
 import { EndpointSecretOut } from '../../src/svix/codecs';
-import { runBare, type BareOutcome } from '../../src/sandbox/bareProcess';
-import { ProviderEmulator, type Fault, type FaultContext } from '../../src/sandbox/emulator';
-import { zapierHeaders } from '../../src/sandbox/hookRunner';
-import { PlatformStandIn, type CacheCall, type RpcFault } from '../../src/sandbox/platform';
-import { newId, newSecret } from '../../src/sandbox/emulator/store';
-import { ProviderClient } from '../../src/setup/client';
-import { runSetup } from '../../src/setup/setup';
+import { runBare, type BareOutcome } from '../../src/tools/sandbox/bareProcess';
+import { ProviderEmulator, type Fault, type FaultContext } from '../../src/tools/sandbox/emulator';
+import { zapierHeaders } from '../../src/tools/sandbox/hookRunner';
+import { PlatformStandIn, type CacheCall, type RpcFault } from '../../src/tools/sandbox/platform';
+import { newId, newSecret } from '../../src/tools/sandbox/emulator/store';
+import { ProviderClient } from '../../src/tools/setup/client';
+import { runSetup } from '../../src/tools/setup/setup';
 import { SubscribeData } from '../../src/models/inbound';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 

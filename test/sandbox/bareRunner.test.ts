@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
  */
 describe('bareRunner, imported', () => {
   it('takes no stack trace for a timer in the process that imports it', () => {
-    const bareProcess = resolve(__dirname, '../../dist/sandbox/bareProcess.js');
+    const bareProcess = resolve(__dirname, '../../dist/tools/sandbox/bareProcess.js');
     const script = [
       `require(${JSON.stringify(bareProcess)});`,
       'let stacks = 0;',

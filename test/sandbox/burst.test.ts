@@ -1,4 +1,4 @@
-import { runBurst } from '../../src/sandbox/burst';
+import { runBurst } from '../../src/tools/sandbox/burst';
 
 /**
  * A burst of auction events at once, through the emulator to the Zapier stand-in, which refuses deliveries past

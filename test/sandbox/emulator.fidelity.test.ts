@@ -3,9 +3,9 @@ import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
 import { encodeKsuidMs } from '../../src/svix/ksuid';
 import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/svix/eventType';
-import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulator';
-import { errorAnswer } from '../../src/sandbox/emulator/server';
-import { listenOnLoopback } from '../../src/sandbox/net';
+import { ProviderEmulator, type EmulatorOptions } from '../../src/tools/sandbox/emulator';
+import { errorAnswer } from '../../src/tools/sandbox/emulator/server';
+import { listenOnLoopback } from '../../src/tools/sandbox/net';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 
 /**

@@ -1,4 +1,4 @@
-import { ProviderEmulator, type EmulatorOptions, type FaultContext } from '../../src/sandbox/emulator';
+import { ProviderEmulator, type EmulatorOptions, type FaultContext } from '../../src/tools/sandbox/emulator';
 
 /**
  * The emulator's instruments for other tests: `delayMs` (a slow provider) and

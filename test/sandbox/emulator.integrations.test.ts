@@ -1,5 +1,5 @@
 import { Svix } from 'svix';
-import { ProviderEmulator } from '../../src/sandbox/emulator';
+import { ProviderEmulator } from '../../src/tools/sandbox/emulator';
 import { EVENT_TYPE_NAME } from '../../src/svix/eventType';
 import { timeOfProviderId } from '../../src/svix/ksuid';
 import { apiError, recordingFetch, schemaFor, schemaMismatches, type Recorded } from '../helpers/svixSchemas';

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { Svix, Webhook } from 'svix';
-import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulator';
-import { listenOnLoopback } from '../../src/sandbox/net';
+import { ProviderEmulator, type EmulatorOptions } from '../../src/tools/sandbox/emulator';
+import { listenOnLoopback } from '../../src/tools/sandbox/net';
 import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/svix/eventType';
 import { timeOfProviderId } from '../../src/svix/ksuid';
 import { startReceiver, stringHeaders, type Received, type Receiver } from '../helpers/receiver';

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import app from '../../src';
 import { timeOfProviderId } from '../../src/svix/ksuid';
-import { AuctionService } from '../../src/sandbox/auctions';
-import { ProviderEmulator } from '../../src/sandbox/emulator';
-import { HookRunner } from '../../src/sandbox/hookRunner';
-import { PlatformStandIn } from '../../src/sandbox/platform';
-import { ProviderClient } from '../../src/setup/client';
-import { runSetup } from '../../src/setup/setup';
+import { AuctionService } from '../../src/tools/sandbox/auctions';
+import { ProviderEmulator } from '../../src/tools/sandbox/emulator';
+import { HookRunner } from '../../src/tools/sandbox/hookRunner';
+import { PlatformStandIn } from '../../src/tools/sandbox/platform';
+import { ProviderClient } from '../../src/tools/setup/client';
+import { runSetup } from '../../src/tools/setup/setup';
 
 /**
  * In the sandbox, as `npm start` shows it: a Zap run's Occurred At is when the

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { resolve } from 'node:path';
 import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
-import { soakLine, type SoakResult } from '../../src/sandbox/soak';
+import { soakLine, type SoakResult } from '../../src/tools/sandbox/soak';
 
 /**
  * A small soak in every test run (the full 10,000 events are `npm run soak`): real HTTP deliveries from the
@@ -62,7 +62,7 @@ const soak = async (args: string[]): Promise<{ code: number | null; result: Soak
   // With V8's heap held to 256 MB, as `npm run soak` runs it (see package.json).
   const child = spawn(
     process.execPath,
-    ['--max-old-space-size=256', resolve(__dirname, '../../dist/sandbox/soak.js'), ...args],
+    ['--max-old-space-size=256', resolve(__dirname, '../../dist/tools/sandbox/soak.js'), ...args],
     {
       env: { ...process.env, NODE_ENV: 'test' },
     },
@@ -121,7 +121,7 @@ describe('soak (small)', () => {
   }, 120_000);
 
   it('refuses options it cannot use, with the usage', async () => {
-    const child = spawn(process.execPath, [resolve(__dirname, '../../dist/sandbox/soak.js'), '--share', '2']);
+    const child = spawn(process.execPath, [resolve(__dirname, '../../dist/tools/sandbox/soak.js'), '--share', '2']);
     let err = '';
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
     const [code] = await once(child, 'exit');

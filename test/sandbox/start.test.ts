@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
-import { main as setup } from '../../src/setup/cli';
-import { SANDBOX_APP_ID } from '../../src/sandbox/cli';
+import { main as setup } from '../../src/tools/setup/cli';
+import { SANDBOX_APP_ID } from '../../src/tools/sandbox/cli';
 import { EVENT_TYPE_ARCHIVED } from '../../src/zap/endpoint';
-import { zapierHeaderName } from '../../src/sandbox/hookRunner';
-import { listenOnLoopback, unusedPort } from '../../src/sandbox/net';
+import { zapierHeaderName } from '../../src/tools/sandbox/hookRunner';
+import { listenOnLoopback, unusedPort } from '../../src/tools/sandbox/net';
 
 /**
  * `npm start` end to end, in a child process exactly as a newcomer runs it

@@ -1,7 +1,7 @@
 import { API_KEY_LABEL } from '../../src/authentication';
-import { ProviderEmulator } from '../../src/sandbox/emulator';
-import { main, type CliIo } from '../../src/setup/cli';
-import { ZAPIER_INTEGRATION_NAME } from '../../src/setup/integrationKey';
+import { ProviderEmulator } from '../../src/tools/sandbox/emulator';
+import { main, type CliIo } from '../../src/tools/setup/cli';
+import { ZAPIER_INTEGRATION_NAME } from '../../src/tools/setup/integrationKey';
 
 /** The set-up's integration key for Zapier: made once, kept, replaced on request; the account key never printed. */
 

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { ProviderEmulator } from '../../src/sandbox/emulator';
+import { ProviderEmulator } from '../../src/tools/sandbox/emulator';
 import { spawned } from '../helpers/spawned';
 
 /**

@@ -1,11 +1,11 @@
 import { Svix } from 'svix';
 import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/svix/eventType';
-import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulator';
-import { unusedPort } from '../../src/sandbox/net';
-import { ProviderClient } from '../../src/setup/client';
-import { QuestionStopped } from '../../src/cli/askHidden';
-import { main, type CliIo } from '../../src/setup/cli';
-import { appUidFor, DEFAULT_APP_NAME, runSetup } from '../../src/setup/setup';
+import { ProviderEmulator, type EmulatorOptions } from '../../src/tools/sandbox/emulator';
+import { unusedPort } from '../../src/tools/sandbox/net';
+import { ProviderClient } from '../../src/tools/setup/client';
+import { QuestionStopped } from '../../src/tools/cli/askHidden';
+import { main, type CliIo } from '../../src/tools/setup/cli';
+import { appUidFor, DEFAULT_APP_NAME, runSetup } from '../../src/tools/setup/setup';
 import { scripts } from '../../package.json';
 
 /** The consumer set-up (published interface §4) against the provider emulator. */

@@ -5,20 +5,20 @@ import { runBuilt } from '../helpers/builtScript';
 import { RawRequest } from '../../src/models/inbound';
 import type { DeliveryBundle } from '../../src/triggers/auctionStatusChanged';
 
-import { WORKER_FLAGS } from '../../src/sim/cli';
-import { failed, outcomeLine, replayCommand, SETTINGS, type Setting } from '../../src/sim/settings';
-import { overBound, withinMemory } from '../../src/sim/oracle';
-import { Outcome, RETRY_WITHIN_MS, T0 } from '../../src/sim/vocabulary';
+import { WORKER_FLAGS } from '../../src/tools/sim/cli';
+import { failed, outcomeLine, replayCommand, SETTINGS, type Setting } from '../../src/tools/sim/settings';
+import { overBound, withinMemory } from '../../src/tools/sim/oracle';
+import { Outcome, RETRY_WITHIN_MS, T0 } from '../../src/tools/sim/vocabulary';
 import { Runtime } from '../../src/delivery/runtime';
-import { Random } from '../../src/sim/random';
-import { EventLoop, Scheduler } from '../../src/sim/scheduler';
-import { SimSvix } from '../../src/sim/svix';
-import { simulate } from '../../src/sim/world';
+import { Random } from '../../src/tools/sim/random';
+import { EventLoop, Scheduler } from '../../src/tools/sim/scheduler';
+import { SimSvix } from '../../src/tools/sim/svix';
+import { simulate } from '../../src/tools/sim/world';
 import { RETRY_SCHEDULE_MS } from '../../src/svix/rules';
 
 /**
  * The delivery path's real code (machine, driver, claim, through the trigger's deliver) in the seeded
- * simulation of src/sim: the same seed gives the same result, seeds of the hardest settings meet every promise,
+ * simulation of src/tools/sim: the same seed gives the same result, seeds of the hardest settings meet every promise,
  * and the oracle catches what breaks them. The sweep over many seeds is `npm run simulate` (CI runs a short one).
  * Whole runs go through the built simulation in a Node process of its own, as a sweep runs them: jest runs code in
  * a vm context, where every lookup of a global (Math, JSON) is many times slower.
@@ -35,7 +35,7 @@ const named = (name: string): Setting => {
 const simulated = (name: string, seed: number, ...sets: string[]): Promise<Outcome> =>
   runBuilt(
     Outcome,
-    'sim/cli.js',
+    'tools/sim/cli.js',
     ['--worker', '--setting', name, ...sets.flatMap((set) => ['--set', set]), '--seeds', `${seed}-${seed}`],
     WORKER_FLAGS,
   );

@@ -5,8 +5,8 @@ import { CLAIM_TTL_SECONDS, claimKey } from '../../src/delivery/claim';
 import { historyKey } from '../../src/delivery/driver';
 import { backoffMs } from '../../src/delivery/machine';
 import { CACHE_SCOPE, requestSettings } from '../../src/zapier/io';
-import { PROVIDER_RETRY_SCHEDULE_MS } from '../../src/sandbox/emulator';
-import type { RpcFault } from '../../src/sandbox/platform';
+import { PROVIDER_RETRY_SCHEDULE_MS } from '../../src/tools/sandbox/emulator';
+import type { RpcFault } from '../../src/tools/sandbox/platform';
 import { operationsFor } from '../../src/triggers/auctionStatusChanged';
 import { virtualRuntime } from '../helpers/clock';
 import {

@@ -4,12 +4,12 @@ import { missedMessage, RECORD_REFUSALS } from '../../src/messages';
 import { ListResponseEndpointOut } from '../../src/svix/codecs';
 import { encodeKsuidMs } from '../../src/svix/ksuid';
 import { CATCH_UP, catchUpOf, offKey, onAtSvix, shareOf, zapScopeOf } from '../../src/zap/policy';
-import { AuctionService } from '../../src/sandbox/auctions';
-import { ProviderEmulator, type EmulatorOptions } from '../../src/sandbox/emulator';
-import { HookRunner, type Edit, type Zap } from '../../src/sandbox/hookRunner';
-import { PlatformStandIn, platformInvoker, type Identity } from '../../src/sandbox/platform';
-import { ProviderClient } from '../../src/setup/client';
-import { runSetup } from '../../src/setup/setup';
+import { AuctionService } from '../../src/tools/sandbox/auctions';
+import { ProviderEmulator, type EmulatorOptions } from '../../src/tools/sandbox/emulator';
+import { HookRunner, type Edit, type Zap } from '../../src/tools/sandbox/hookRunner';
+import { PlatformStandIn, platformInvoker, type Identity } from '../../src/tools/sandbox/platform';
+import { ProviderClient } from '../../src/tools/setup/client';
+import { runSetup } from '../../src/tools/setup/setup';
 import { failure, newSecret, payload, signedRequest } from '../helpers/fixtures';
 
 /**

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import app from '../../src';
 import { ApplicationOut, EndpointSecretOut } from '../../src/svix/codecs';
-import { AuctionService } from '../../src/sandbox/auctions';
-import { ProviderEmulator } from '../../src/sandbox/emulator';
-import { HookRunner } from '../../src/sandbox/hookRunner';
-import { PlatformStandIn, platformInvoker } from '../../src/sandbox/platform';
-import { ProviderClient } from '../../src/setup/client';
-import { ensureIntegrationKey } from '../../src/setup/integrationKey';
-import { runSetup } from '../../src/setup/setup';
+import { AuctionService } from '../../src/tools/sandbox/auctions';
+import { ProviderEmulator } from '../../src/tools/sandbox/emulator';
+import { HookRunner } from '../../src/tools/sandbox/hookRunner';
+import { PlatformStandIn, platformInvoker } from '../../src/tools/sandbox/platform';
+import { ProviderClient } from '../../src/tools/setup/client';
+import { ensureIntegrationKey } from '../../src/tools/setup/integrationKey';
+import { runSetup } from '../../src/tools/setup/setup';
 import { errorDetails } from '../helpers/fixtures';
 
 /**

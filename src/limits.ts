@@ -1,0 +1,49 @@
+/**
+ * Every limit the app lives within, each named once with the reason for its value, and the promises they serve
+ * (docs/guarantees.md). The rules that keep a promise are checked against it by test/limits.test.ts, so a change
+ * that breaks one fails there, as TigerBeetle's constants are asserted at compile time. Words a person reads take
+ * their numbers from here (`inWords`). It imports nothing: every floor may use it.
+ */
+
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** Zapier ends a hook's perform this long after it began (its operating constraints). */
+export const ZAPIER_PERFORM_MS = 30 * SECOND;
+/** Zapier takes about this many hooks a second per hook URL (and 10,000 in 5 minutes per person), then answers 429. */
+export const ZAPIER_HOOKS_PER_SECOND = 30;
+/** What an operation's own calls may take in all: Zapier's 30 s, less a claim's time and core's own. */
+export const OPERATION_BUDGET_MS = 25 * SECOND;
+/** A claim's least time once a delivery's checks are done, though they took all of OPERATION_BUDGET_MS: a claim
+ * never tried may run a copy another delivery runs too. */
+export const CLAIM_MIN_MS = 1_500;
+
+/** How far apart Svix's clock and this one may be: Svix's signatures carry its time, and receivers refuse one over
+ * 5 minutes off (Standard Webhooks' tolerance); Svix's clock may also step back that far. */
+export const SVIX_CLOCK_ALLOWANCE_MS = 5 * MINUTE;
+/** How long a run is remembered (a claim's life): Svix retries a message for about 33 hours, and a person may ask it
+ * to resend one for days. An event older than this is not run again. */
+export const REMEMBER_RUNS_MS = 7 * DAY;
+/** The furthest back a catch-up reaches: a day inside REMEMBER_RUNS_MS, since a long catch-up arrives over hours at
+ * the Zap's pace, and each replay must still find its claim. */
+export const CATCH_UP_REACH_MS = REMEMBER_RUNS_MS - DAY;
+/** What the Zaps of one Consumer App share, messages a second: under Zapier's 30 a hook, with room for Svix's pacing
+ * letting a few percent more through. */
+export const PACE_PER_SECOND = 25;
+
+/** The promises on secrets, as docs/guarantees.md states them (the simulation's oracle judges by these). */
+export const PROMISES = {
+  /** A replaced secret runs no body this long after a process read the new one and shared it. */
+  revokedWithinMs: 60 * SECOND,
+  /** Nor this long after the rotation, whatever any process saw and Svix failing or not. */
+  replacedRunsAtMostMs: 10 * MINUTE,
+};
+
+/** A limit as a person reads it: "7 days", "5 minutes". */
+export const inWords = (ms: number): string => {
+  const [unit, size] = ms % DAY === 0 ? ['day', DAY] : ms % HOUR === 0 ? ['hour', HOUR] : ['minute', MINUTE];
+  const count = Math.round(ms / size);
+  return `${count} ${unit}${count === 1 ? '' : 's'}`;
+};

@@ -1,0 +1,343 @@
+import { isIP } from 'node:net';
+import { secretKey, sign } from '../../../svix/signature';
+import {
+  afterRetriesUsedUp,
+  DISABLE_AFTER_MS,
+  OVERLOAD_PENALTY_MS,
+  RETRY_SCHEDULE_MS,
+  retryAfterMs,
+  retryDelayMs,
+  type FailedAttempt,
+  type FailingSince,
+} from '../../../svix/rules';
+import { EXPIRED_PAYLOAD, newId, type AppRecord, type EndpointRecord, type MessageRecord, type Store } from './store';
+
+/**
+ * Delivers messages the way the provider does: a signed POST of the payload to
+ * every enabled endpoint whose event types match, spaced at the endpoint's
+ * throttleRate when it has one, retried on failure (non-2xx or time-out) on the
+ * provider's schedule with its jitter, penalty and Retry-After (src/svix/rules.ts),
+ * compressed for the sandbox; an endpoint that keeps failing is disabled as the
+ * provider disables it. Every attempt is recorded on its message. Deliveries go
+ * to loopback addresses only: the sandbox never sends anything off this machine.
+ */
+
+/** The provider's retry schedule after a failed attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const PROVIDER_RETRY_SCHEDULE_MS = RETRY_SCHEDULE_MS;
+
+/** How much faster than the provider's the sandbox's clock of retries runs. */
+const SANDBOX_SPEED = 1_000;
+
+/** The same schedule a thousand times faster: 5 ms, 300 ms, 1.8 s, 7.2 s, 18 s, 36 s, 36 s. */
+export const SANDBOX_RETRY_SCHEDULE_MS: readonly number[] = PROVIDER_RETRY_SCHEDULE_MS.map(
+  (delay) => delay / SANDBOX_SPEED,
+);
+
+/** The least wait after a time-out or a 429, as fast: 60 ms. */
+export const SANDBOX_OVERLOAD_PENALTY_MS = OVERLOAD_PENALTY_MS / SANDBOX_SPEED;
+
+/** How long failures last before an endpoint is disabled, as fast: 432 s. */
+export const SANDBOX_DISABLE_AFTER_MS = DISABLE_AFTER_MS / SANDBOX_SPEED;
+
+export interface DispatcherOptions {
+  retryScheduleMs: readonly number[];
+  attemptTimeoutMs: number;
+  concurrency: number;
+  /** How far the signing clock is from this machine's (negative: behind), as Svix's may be from Zapier's. */
+  signingOffsetMs?: number;
+  /** Whether an endpoint's throttleRate spaces its deliveries (as Svix does). */
+  paced?: boolean;
+  /** The least wait after a time-out or a 429. */
+  overloadPenaltyMs: number;
+  /** How long an endpoint's failures last before it is disabled. */
+  disableAfterMs: number;
+  /** A random number in [0, 1), for the retries' jitter. */
+  random: () => number;
+}
+
+interface Task {
+  app: AppRecord;
+  message: MessageRecord;
+  endpointId: string;
+  /** 0 for the first attempt. */
+  attempt: number;
+  triggerType: 'scheduled' | 'manual';
+}
+
+export interface DeliveryStats {
+  attempts: number;
+  succeeded: number;
+  failedAttempts: number;
+  retriesScheduled: number;
+  /** Attempts the endpoint never answered in time (or at all): on a busy machine, more than the faults planned. */
+  unanswered: number;
+  /** Deliveries that used up the whole schedule without a 2xx. */
+  exhausted: number;
+  pending: number;
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
+
+export const isLoopbackUrl = (url: string): boolean => {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return false;
+  }
+  if (LOOPBACK_NAMES.has(host)) return true;
+  return isIP(host) === 4 && host.startsWith('127.');
+};
+
+export const matches = (endpoint: EndpointRecord, message: MessageRecord): boolean =>
+  !endpoint.disabled && (!endpoint.eventTypes || endpoint.eventTypes.includes(message.eventType));
+
+/** `v1,<sig>` for each secret, space-separated, as the provider signs during a rotation. */
+export const signatureHeader = (secrets: readonly string[], id: string, timestamp: string, body: string): string =>
+  secrets
+    .map((secret) => secretKey(secret))
+    .filter((key): key is Buffer => key !== undefined)
+    .map((key) => `v1,${sign(key, id, timestamp, body)}`)
+    .join(' ');
+
+export class Dispatcher {
+  private readonly queue: Task[] = [];
+  private running = 0;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  /**
+   * Each paced endpoint's deliveries waiting for their turn, and when it may next be sent to: one goes out
+   * every 1/throttleRate seconds, counted from when the last one really went (a late timer does not bunch them).
+   */
+  private readonly pacedQueues = new Map<string, { tasks: Task[]; next: number; timer?: NodeJS.Timeout }>();
+  private readonly waiters: Array<() => void> = [];
+  /** Since when each endpoint has failed for good (a message used up its retries), until a delivery succeeds. */
+  private readonly failingSince = new Map<string, FailingSince>();
+  private stopped = false;
+  /** Deliveries held back (see hold). */
+  private held: Task[] | undefined;
+  readonly stats: Omit<DeliveryStats, 'pending'> = {
+    attempts: 0,
+    succeeded: 0,
+    failedAttempts: 0,
+    retriesScheduled: 0,
+    unanswered: 0,
+    exhausted: 0,
+  };
+
+  constructor(
+    private readonly store: Store,
+    private readonly options: DispatcherOptions,
+  ) {}
+
+  /** Queues the message for every matching endpoint of its app. */
+  dispatch(app: AppRecord, message: MessageRecord): void {
+    for (const endpoint of app.endpoints.values()) {
+      if (matches(endpoint, message))
+        this.enqueue({ app, message, endpointId: endpoint.id, attempt: 0, triggerType: 'scheduled' });
+    }
+  }
+
+  /** Sends the message to one endpoint again, as the provider's resend does. */
+  resend(app: AppRecord, message: MessageRecord, endpoint: EndpointRecord): void {
+    this.enqueue({ app, message, endpointId: endpoint.id, attempt: 0, triggerType: 'manual' });
+  }
+
+  get pending(): number {
+    let paced = 0;
+    for (const { tasks } of this.pacedQueues.values()) paced += tasks.length;
+    return this.queue.length + this.running + this.timers.size + paced;
+  }
+
+  /** Resolves once nothing is queued, sending or waiting for a retry. */
+  idle(): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.queue.length = 0;
+    this.pacedQueues.clear();
+    this.settle();
+  }
+
+  /** Holds new deliveries until the function returned is called; then they all go at once. */
+  hold(): () => void {
+    const held: Task[] = [];
+    this.held = held;
+    return () => {
+      if (this.held === held) this.held = undefined;
+      for (const task of held.splice(0)) this.enqueue(task);
+    };
+  }
+
+  private enqueue(task: Task): void {
+    if (this.stopped) return;
+    if (this.held) return void this.held.push(task);
+    const rate = task.app.endpoints.get(task.endpointId)?.throttleRate;
+    if (this.options.paced === false || !rate || rate <= 0) {
+      this.queue.push(task);
+      this.pump();
+      return;
+    }
+    const paced = this.pacedQueues.get(task.endpointId) ?? { tasks: [], next: 0 };
+    this.pacedQueues.set(task.endpointId, paced);
+    paced.tasks.push(task);
+    this.release(task.endpointId, rate);
+  }
+
+  /** Sends a paced endpoint's next delivery when its turn has come, and waits for the turn of the one after; at the
+   * endpoint's rate as it is then (a PATCH re-paces what is queued). */
+  private release(endpointId: string, rate: number): void {
+    const paced = this.pacedQueues.get(endpointId);
+    if (!paced || paced.timer || this.stopped) return;
+    const wait = paced.next - Date.now();
+    if (wait <= 0) {
+      const task = paced.tasks.shift();
+      if (!task) return void this.pacedQueues.delete(endpointId);
+      const now = task.app.endpoints.get(endpointId)?.throttleRate;
+      rate = now !== undefined && now > 0 ? now : rate;
+      paced.next = Date.now() + 1_000 / rate;
+      this.queue.push(task);
+      this.pump();
+      if (paced.tasks.length === 0) return;
+    }
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(timer);
+        paced.timer = undefined;
+        this.release(endpointId, rate);
+        this.settle();
+      },
+      Math.max(0, paced.next - Date.now()),
+    );
+    paced.timer = timer;
+    this.timers.add(timer);
+  }
+
+  private pump(): void {
+    while (this.running < this.options.concurrency && this.queue.length > 0) {
+      const task = this.queue.shift();
+      if (!task) break;
+      this.running += 1;
+      void this.attempt(task).finally(() => {
+        this.running -= 1;
+        this.pump();
+        this.settle();
+      });
+    }
+  }
+
+  private settle(): void {
+    if (this.pending === 0) for (const resolve of this.waiters.splice(0)) resolve();
+  }
+
+  private async attempt(task: Task): Promise<void> {
+    const endpoint = task.app.endpoints.get(task.endpointId);
+    // Deleted or disabled since: the provider stops delivering to it. A message
+    // whose payload is no longer kept cannot be sent again.
+    const payload = this.store.payloadOf(task.message);
+    if (!endpoint || endpoint.disabled || this.stopped || payload === EXPIRED_PAYLOAD) return;
+    const body = JSON.stringify(payload);
+    const timestamp = String(Math.floor((Date.now() + (this.options.signingOffsetMs ?? 0)) / 1000));
+    const outcome = await this.post(endpoint, task.message.id, timestamp, body);
+    this.stats.attempts += 1;
+    const at = Date.now();
+    this.store.recordAttempt(task.message, {
+      id: newId('atmpt', at),
+      endpointId: endpoint.id,
+      url: endpoint.url,
+      status: outcome.ok ? 'success' : 'fail',
+      responseStatusCode: outcome.status,
+      response: outcome.response,
+      timestamp: new Date(at).toISOString(),
+      triggerType: task.triggerType,
+    });
+    if (outcome.ok) {
+      this.stats.succeeded += 1;
+      // A success forgets when the endpoint started failing (worker.rs, process_endpoint_success).
+      this.failingSince.delete(endpoint.id);
+      return;
+    }
+    this.stats.failedAttempts += 1;
+    if (outcome.status === 0) this.stats.unanswered += 1;
+    // A manual resend that fails is not retried, and counts for nothing towards disabling (worker.rs).
+    if (task.triggerType === 'manual') return;
+    const scheduled = this.options.retryScheduleMs[task.attempt];
+    if (scheduled === undefined || this.stopped) {
+      this.stats.exhausted += 1;
+      this.retriesUsedUp(endpoint);
+      return;
+    }
+    const delay = retryDelayMs(scheduled, outcome.failed, this.options.random(), this.options.overloadPenaltyMs);
+    const recorded = task.message.attempts[task.message.attempts.length - 1];
+    if (recorded) recorded.nextAttemptInMs = delay;
+    this.stats.retriesScheduled += 1;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.enqueue({ ...task, attempt: task.attempt + 1 });
+      this.settle();
+    }, delay);
+    this.timers.add(timer);
+  }
+
+  /** A message used up its retries on this endpoint: it is disabled once that has gone on long enough. */
+  private retriesUsedUp(endpoint: EndpointRecord): void {
+    const { since, disable } = afterRetriesUsedUp(
+      this.failingSince.get(endpoint.id),
+      Date.now(),
+      this.options.disableAfterMs,
+    );
+    this.failingSince.set(endpoint.id, since);
+    if (disable) {
+      endpoint.disabled = true;
+      endpoint.updatedAt = new Date().toISOString();
+    }
+  }
+
+  private async post(
+    endpoint: EndpointRecord,
+    id: string,
+    timestamp: string,
+    body: string,
+  ): Promise<
+    | { ok: true; status: number; response: string }
+    | { ok: false; status: number; response: string; failed: FailedAttempt }
+  > {
+    if (!isLoopbackUrl(endpoint.url)) {
+      return {
+        ok: false,
+        status: 0,
+        response: 'The sandbox delivers only to addresses on this machine (localhost, 127.0.0.1, ::1).',
+        failed: { kind: 'unreachable' },
+      };
+    }
+    try {
+      const response = await fetch(endpoint.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'auction-status-sandbox/provider-emulator',
+          'svix-id': id,
+          'svix-timestamp': timestamp,
+          'svix-signature': signatureHeader(this.store.signingSecrets(endpoint), id, timestamp, body),
+        },
+        body,
+        signal: AbortSignal.timeout(this.options.attemptTimeoutMs),
+      });
+      const text = await response.text();
+      const answered = { status: response.status, response: text.slice(0, 1_024) };
+      if (response.status >= 200 && response.status < 300) return { ok: true, ...answered };
+      const retryAfter = retryAfterMs(response.headers.get('retry-after'), Date.now());
+      return { ok: false, ...answered, failed: { kind: 'status', status: response.status, retryAfterMs: retryAfter } };
+    } catch (error) {
+      // A DOMException, not always an Error of this realm (under jest's, for one): read its name.
+      const timedOut = typeof error === 'object' && error !== null && Reflect.get(error, 'name') === 'TimeoutError';
+      return timedOut
+        ? { ok: false, status: 0, response: 'timed out', failed: { kind: 'timeout' } }
+        : { ok: false, status: 0, response: 'could not connect', failed: { kind: 'unreachable' } };
+    }
+  }
+}

@@ -1,0 +1,94 @@
+import app from '../../index';
+import { ProviderClient } from '../setup/client';
+import { runSetup } from '../setup/setup';
+import { AuctionService } from './auctions';
+import { ProviderEmulator } from './emulator';
+import { HookRunner, type Edit, type Zap } from './hookRunner';
+import { PlatformStandIn } from './platform';
+
+/**
+ * `npm start -- --edits`: a Zap's life as people live it, on this machine. A Zap is edited while auction events
+ * flow, once in each order Zapier may run an edit (the new version subscribed first with the same target URL; the
+ * old one unsubscribed first, the new one at a new URL), with events in flight and sent between the two calls;
+ * then it is turned off, events are sent, and it is turned on again with "Run Events Missed While Off": each
+ * missed event runs once, and none it ran before runs again.
+ */
+
+export interface ZapLifeSummary {
+  emitted: number;
+  zapRuns: number;
+  /** Events that ran more than once, and events that never ran: both must be 0. */
+  doubled: number;
+  lost: number;
+  /** Endpoints left in the Consumer App once the Zap is off: must be 0. */
+  endpointsLeft: number;
+}
+
+export const zapLifeLine = (summary: ZapLifeSummary): string =>
+  `zap life: events=${summary.emitted} zap_runs=${summary.zapRuns} doubled=${summary.doubled} ` +
+  `lost=${summary.lost} endpoints_left=${summary.endpointsLeft}`;
+
+const EDITS: Array<{ edit: Omit<Edit, 'between'>; words: string }> = [
+  { edit: { order: 'subscribe-first', sameUrl: true }, words: 'new version turned on first, at the same address' },
+  { edit: { order: 'unsubscribe-first', sameUrl: false }, words: 'old version turned off first, new address' },
+];
+
+export const runZapLife = async (say: (line: string) => void): Promise<ZapLifeSummary> => {
+  const apiKey = 'testsk_zaplife';
+  const emulator = new ProviderEmulator({ apiKey });
+  const platform = new PlatformStandIn();
+  const baseUrl = await emulator.start();
+  await platform.start();
+  const client = new ProviderClient({ baseUrl, apiKey });
+  const { appId } = await runSetup({ client, appName: 'Zap Life Auction House' });
+  const runner = new HookRunner({ app, platform, authData: { apiKey, appId, serverUrl: baseUrl } });
+  const auctions = new AuctionService(client, appId);
+  const send = async (count: number) => {
+    for (let index = 0; index < count; index += 1) await auctions.emitNext(2);
+  };
+  const settle = async () => {
+    for (let round = 0; round < 2; round += 1) {
+      await emulator.idle();
+      await runner.idle();
+    }
+  };
+  const ranOf = (zap: Zap) => (messageId: string) =>
+    runner.runs.filter((run) => run.zapId === zap.id && run.outcome === 'ran' && run.messageId === messageId).length;
+  try {
+    await runner.start();
+    let zap = await runner.turnOn('Email bidders', { catchUp: true });
+    say(`[1/4] Turned the Zap "${zap.name}" on, with "Run Events Missed While Off" set to Yes.`);
+    await send(4);
+    await settle();
+    for (const [index, { edit, words }] of EDITS.entries()) {
+      // Sent before the edit and delivered after it, then sent between its two calls.
+      const release = emulator.holdDeliveries();
+      await send(3);
+      zap = await runner.edit(zap, { ...edit, between: () => send(2) });
+      release();
+      await send(2);
+      await settle();
+      say(`[${index + 2}/4] Edited the Zap while events flowed (${words}): 7 events sent across the edit.`);
+    }
+    await runner.turnOff(zap);
+    await send(3);
+    await settle();
+    zap = await runner.turnOn(zap.name, zap.inputData, zap.id);
+    await settle();
+    say('[4/4] Turned the Zap off, sent 3 events, and turned it on again: Svix sent it the events it missed.');
+    const ran = auctions.emitted.map(({ messageId }) => ranOf(zap)(messageId));
+    await runner.turnOff(zap);
+    const endpoints = emulator.stats().endpoints;
+    return {
+      emitted: ran.length,
+      zapRuns: ran.reduce((total, count) => total + count, 0),
+      doubled: ran.filter((count) => count > 1).length,
+      lost: ran.filter((count) => count === 0).length,
+      endpointsLeft: endpoints,
+    };
+  } finally {
+    await runner.stop();
+    await emulator.stop();
+    await platform.stop();
+  }
+};

@@ -1,0 +1,267 @@
+import { RULES } from '../../delivery/machine';
+import { PROMISES } from '../../limits';
+import { LIMITS, type Runtime } from '../../delivery/runtime';
+import { requestSettings } from '../../zapier/io';
+import type { CacheCall, SimCache } from './cache';
+import type { Scheduler } from './scheduler';
+import type { Setting } from './settings';
+import type { SecretSpell, SimMessage, SimSvix, SvixCall } from './svix';
+import { PERFORM_LIMIT_MS, PROCESS_SKEW, REVOKED_WITHIN, RETRY_WITHIN_MS, T0, Outcome } from './vocabulary';
+import type { PerformRecord, Process, SimDelivery } from './vocabulary';
+
+/**
+ * The oracle of a simulated run: it counts what the promises forbid (docs/guarantees.md): genuine events lost (a
+ * perform cut off unanswered, or still running when Zapier ends it at 30 s, among them) or run twice, forged bodies
+ * run, revoked secrets trusted past the promise, junk that cost more Svix calls than the allowance (per process and
+ * endpoint), and memory a runtime keeps past its bound at the end; and for each failure, a trace.
+ */
+
+/** A run to judge: every delivery Zapier took, each with its perform (the run ends when every timer has run). */
+type Parts = { svix: SimSvix; performs: PerformRecord[]; processes: Process[]; cache: SimCache; scheduler: Scheduler };
+export type Judged = Parts & { setting: Setting; seed: number };
+
+const MAX_TRACES = 3;
+
+const isJunk = (delivery: SimDelivery) => delivery.kind !== 'genuine' && delivery.signedBy.length === 0;
+const add = <T>(map: Map<string, T[]>, key: string, item: T) => {
+  const items = map.get(key);
+  if (items) items.push(item);
+  else map.set(key, [item]);
+};
+const callsOf = (performs: PerformRecord[], of: 'calls' | 'cacheCalls') =>
+  performs.reduce((n, p) => n + p[of].length, 0);
+/** The start times of the calls of these kinds. */
+const startsOf = (calls: SvixCall[], ...kinds: Array<SvixCall['kind']>) =>
+  calls.filter((call) => kinds.includes(call.kind)).map((call) => call.start);
+
+export const judge = (run: Judged): Outcome => {
+  const { svix, performs } = run;
+  const messages = [...svix.messages.values()];
+  const tally = { lost: 0, unanswered: 0, unclaimed: 0, doubled: 0, forgedRun: 0, revokedRun: 0, junkOverBound: 0 };
+  const traces: string[] = [];
+  const trace = (title: string, focus: PerformRecord[], message?: SimMessage) => {
+    if (traces.length < MAX_TRACES) traces.push(traceOf(run, title, message, focus));
+  };
+  const fail = (what: keyof typeof tally, by: number, title: string, focus: PerformRecord[], message?: SimMessage) => {
+    tally[what] += by;
+    trace(title, focus, message);
+  };
+  // Zapier ends a perform at 30 s: whatever one running longer would have answered counts for nothing.
+  const overTime = performs.filter((p) => p.outcome === 'running' || p.end - p.start > PERFORM_LIMIT_MS);
+  for (const perform of overTime) Object.assign(perform, { outcome: 'cut', items: [], message: 'ran past 30 s' });
+  if (overTime.length > 0) trace(`${overTime.length} performs ran past 30 s`, overTime);
+  const [runsOf, performsOf] = [new Map<string, PerformRecord[]>(), new Map<string, PerformRecord[]>()];
+  for (const perform of performs) {
+    const { delivery } = perform;
+    add(performsOf, delivery.id, perform);
+    if (perform.outcome !== 'ran') continue;
+    for (const item of perform.items) {
+      const genuine = svix.messages.get(String(item.id));
+      const same = genuine && Object.entries(genuine.payload).every(([key, value]) => item[key] === value);
+      if (same) add(runsOf, genuine.id, perform);
+      // A body signed with a secret the endpoint had is judged by the promise on revoked secrets, below.
+      else if (delivery.kind === 'genuine' || delivery.signedBy.length === 0)
+        fail('forgedRun', 1, `a forged body ran (${delivery.kind})`, [perform], genuine);
+    }
+    const violation = revocationBroken(run, perform);
+    if (violation) fail('revokedRun', 1, violation, [perform], delivery.message);
+  }
+  for (const message of messages) {
+    const [runs, tried] = [runsOf.get(message.id) ?? [], performsOf.get(message.id) ?? []];
+    // A run whose claim z.cache left unsettled in its time ran unclaimed: a possible duplicate, stated as such.
+    const extra = Math.max(0, runs.length - 1);
+    const doubled = Math.min(extra, Math.max(0, runs.filter((run) => !claimUnsettled(run)).length - 1));
+    tally.unclaimed += extra - doubled;
+    if (doubled > 0) fail('doubled', doubled, `run ${runs.length} times`, tried, message);
+    if (runs.length > 0) continue;
+    // Judged by its genuine deliveries: a forgery carrying its id halts, and says nothing of what Svix answered.
+    const genuine = tried.filter((perform) => perform.delivery.kind === 'genuine');
+    if (genuine.length > 0 && genuine.every((perform) => svixNeverAnswered(run, perform))) tally.unanswered += 1;
+    else if (tried.some(claimedUnread)) tally.unclaimed += 1;
+    else fail('lost', 1, 'lost', tried, message);
+  }
+  tally.junkOverBound = junkPastBound(run, (title, focus) => trace(title, focus));
+  const overMemory = run.processes.flatMap(({ lives }) => lives).filter(({ runtime }) => !withinMemory(runtime));
+  if (overMemory.length > 0) trace(`${overMemory.length} runtimes kept memory past the bound`, []);
+  const junk = performs.filter((perform) => isJunk(perform.delivery));
+  return {
+    ...{ setting: run.setting.name, seed: run.seed, events: messages.length, deliveries: performs.length },
+    ...{ ...tally, performs: performs.length, cut: performs.filter((p) => p.outcome === 'cut').length },
+    ...{ overTime: overTime.length, overMemory: overMemory.length },
+    ...{ junk: junk.length, junkSvixCalls: callsOf(junk, 'calls'), svixCalls: callsOf(performs, 'calls') },
+    ...{ cacheCalls: callsOf(performs, 'cacheCalls'), latency: latencyOf(performs), traces },
+    ...{ virtualSeconds: Math.round((run.scheduler.now - T0) / 1000) },
+  };
+};
+
+/** Svix calls made by performs of junk, per life of a process and endpoint, past the allowance the rules state. Any
+ * call of that life and endpoint that Svix failed may be made again by junk, outside the allowance. */
+const junkPastBound = (run: Judged, trace: (title: string, focus: PerformRecord[]) => void): number => {
+  const groups = new Map<string, PerformRecord[]>();
+  for (const p of run.performs) if (p.calls.length > 0) add(groups, `${p.process}.${p.life}.${p.delivery.endpoint}`, p);
+  let over = 0;
+  for (const [where, group] of groups) {
+    const junk = group.filter((perform) => isJunk(perform.delivery)).flatMap((perform) => perform.calls);
+    const failed = group.flatMap((perform) => perform.calls).filter((call) => !call.ok);
+    const { reads, listings } = RULES;
+    const past =
+      overBound(startsOf(junk, 'read'), reads.burst, reads.everyMs, startsOf(failed, 'read')) +
+      overBound(startsOf(junk, 'listing'), listings.burst, listings.everyMs, startsOf(failed, 'listing', 'page'));
+    if (past > 0) trace(`junk past the allowance (process.life.endpoint ${where}): ${past}`, group.slice(0, 4));
+    over += past;
+  }
+  return over;
+};
+
+/** What a runtime keeps once every delivery has ended: at most its endpoints, and allowances let go no more than
+ * that, no window without a page, and of the record its budget plus the window read last (40 full pages). */
+export const withinMemory = (runtime: Runtime): boolean => {
+  const held = runtime.held();
+  const lastWindow = RULES.maxPages * 250 * 2_048;
+  return (
+    held.endpoints <= LIMITS.endpoints &&
+    held.spent <= LIMITS.endpoints &&
+    held.emptyWindows === 0 &&
+    held.recordBytes <= LIMITS.recordBytes + lastWindow
+  );
+};
+
+/** A call on a message's claim, answered within its delivery's time. */
+const claimCall = ({ start }: PerformRecord, call: CacheCall) =>
+  call.key.startsWith('seen:') && call.end <= start + requestSettings.operationBudgetMs;
+/** A claim z.cache left unsettled in its time: tried (its probe of nx counts), and no set that stored it, nor a read
+ * of its holder, answered in time (a set answering `false` settles nothing: Zapier may answer a throttle so). */
+const claimUnsettled = (perform: PerformRecord) => {
+  const calls = perform.cacheCalls.filter((call) => /^(seen|nx-probe):/.test(call.key));
+  const settles = (call: CacheCall) =>
+    claimCall(perform, call) && (call.method === 'set' ? call.answer === true : typeof call.answer === 'string');
+  return calls.length > 0 && !calls.some(settles);
+};
+/** A perform whose claim was stored but answered as held (core's retry met its own write), with no read of whose it
+ * is in its time: it cannot tell its claim from another's, and does not run. */
+const claimedUnread = (perform: PerformRecord) =>
+  perform.outcome !== 'ran' &&
+  perform.cacheCalls.some((call) => call.key.startsWith('seen:') && call.fault === 'answer-lost') &&
+  !perform.cacheCalls.some((call) => claimCall(perform, call) && typeof call.answer === 'string');
+
+/**
+ * Calls (their start times) past a token bucket of `burst` calls refilled one every `refillMs`, plus one for each
+ * call Svix failed (made again outside the bucket): for any calls i..j, at most burst + (t_j - t_i) / refillMs of
+ * them, and one more for each of `failed` started from RETRY_WITHIN_MS before t_i to t_j.
+ */
+export const overBound = (times: readonly number[], burst: number, refillMs: number, failed: number[] = []) => {
+  const sorted = [...times].sort((a, b) => a - b);
+  const failedUpTo = sorted.map((at) => failed.filter((start) => start <= at).length);
+  let worst = 0;
+  for (let i = 0; i < sorted.length; i += 1) {
+    const earlier = failed.filter((start) => start < (sorted[i] ?? 0) - RETRY_WITHIN_MS).length;
+    for (let j = i; j < sorted.length; j += 1) {
+      const allowed = burst + ((sorted[j] ?? 0) - (sorted[i] ?? 0)) / refillMs + (failedUpTo[j] ?? 0) - earlier;
+      worst = Math.max(worst, Math.floor(j - i + 1 - allowed + 1e-9));
+    }
+  }
+  return worst;
+};
+
+/**
+ * The promise on revoked secrets, for a perform that ran on its delivered body (Svix's copy carries a mark the
+ * delivered body lacks): every secret that signed it replaced, and its own process had learnt of a newer one before
+ * it began (a read showed it, or Svix's record confirmed a genuine delivery signed by newer ones alone), or any
+ * process saw a newer one more than a minute before it ended, or it was replaced more than 10 minutes
+ * (RULES.freshForMs) before, whatever any process saw. Times are the world's: Svix keeps its rotations in its
+ * database, whatever its clock does.
+ */
+const revocationBroken = (run: Judged, perform: PerformRecord): string | undefined => {
+  const { svix } = run;
+  const signers = perform.delivery.signedBy;
+  if (perform.items.some((item) => item.copy === 'record') || signers.length === 0) return undefined;
+  const decidedAt = perform.end;
+  if (signers.some((spell) => spell.replacedAt === undefined || spell.replacedAt > decidedAt)) return undefined;
+  const newest = signers.reduce((a, b) => ((a.replacedAt ?? 0) > (b.replacedAt ?? 0) ? a : b));
+  if ((newest.signsUntil ?? 0) > decidedAt) return undefined;
+  const seen = svix.newerReadAt(newest);
+  const replacedAt = newest.replacedAt ?? 0;
+  const ran = `ran on a body signed with ${newest.label} of endpoint ${newest.endpoint}`;
+  const learnt = learntNewerAt(run, perform, newest);
+  if (perform.start > learnt)
+    return `${ran}, replaced, ${seconds(perform.start - learnt)} s after its own process learnt of a newer secret`;
+  if (decidedAt > seen + REVOKED_WITHIN)
+    return `${ran}, replaced, ${seconds(decidedAt - seen)} s after a process saw a newer secret`;
+  if (decidedAt > replacedAt + PROMISES.replacedRunsAtMostMs + 2 * PROCESS_SKEW)
+    return `${ran}, ${seconds(decidedAt - replacedAt)} s after it was replaced`;
+  return undefined;
+};
+
+/** When the perform's own process (this life of it) first learnt that `spell` was replaced: a read of the secret
+ * showed a newer one, or a genuine delivery signed by newer secrets alone was confirmed by Svix's record. */
+const learntNewerAt = ({ svix, performs }: Judged, { process, life }: PerformRecord, spell: SecretSpell): number => {
+  const { secrets } = svix.endpoint(spell.endpoint);
+  const newer = (other: SecretSpell) =>
+    other.endpoint === spell.endpoint && secrets.indexOf(other) > secrets.indexOf(spell);
+  let at = Infinity;
+  for (const p of performs) {
+    if (p.process !== process || p.life !== life) continue;
+    for (const call of p.calls) if (call.ok && call.showed && newer(call.showed)) at = Math.min(at, call.end);
+    const { kind, signedBy } = p.delivery;
+    const confirmed = p.outcome === 'ran' && p.items.some((item) => item.copy === 'record');
+    if (kind === 'genuine' && confirmed && signedBy.length > 0 && signedBy.every(newer)) at = Math.min(at, p.end);
+  }
+  return at;
+};
+
+/** True when the perform ended in an error while its process called Svix for its endpoint (it, or deliveries it
+ * waited on) and Svix answered none of those calls. */
+const svixNeverAnswered = ({ performs }: Judged, { process, life, delivery, start, end, outcome }: PerformRecord) => {
+  // Calls for its endpoint in its process's life: the only answers its machine could have used (one per endpoint;
+  // a fresh process of the same index starts with none).
+  const during = performs
+    .filter((p) => p.process === process && p.life === life && p.delivery.endpoint === delivery.endpoint)
+    .flatMap((p) => p.calls.filter((c) => c.end >= start && c.end <= end));
+  return outcome === 'failed' && during.length > 0 && !during.some((c) => c.ok);
+};
+
+const seconds = (ms: number): string => (ms / 1000).toFixed(3);
+
+/** A failure, readably: the message, the secrets of the endpoints concerned and their rotations (the world's clock;
+ * Svix's, for what it signed and made), and each perform with its calls and end. */
+const traceOf = (run: Judged, title: string, message: SimMessage | undefined, focus: PerformRecord[]) => {
+  const { svix, cache } = run;
+  const at = (ms: number) => `${seconds(ms - T0)}s`;
+  const made = message ? `: ${message.id} (made at ${at(message.createdAt)} on Svix's clock)` : '';
+  const lines = [`FAIL ${title}${made}; the cache answers as ${cache.options.reading}'s does`];
+  for (const index of new Set(focus.map(({ delivery }) => delivery.endpoint))) {
+    const { secrets } = svix.endpoint(index);
+    const spells = secrets.map(({ label, from, readAt }, k) => {
+      const { replacedAt = 0, signsUntil = 0 } = secrets[k - 1] ?? {};
+      const grace = Math.round((signsUntil - replacedAt) / 1000);
+      const rotated = k ? ` at ${at(from)}${grace ? ` (grace ${grace}s)` : ''}` : '';
+      return `${label}${rotated}${readAt ? `, first read ${at(readAt)}` : ''}`;
+    });
+    lines.push(`  endpoint ${index}'s secrets: ${spells.join('; ')}`);
+  }
+  for (const { delivery, ...perform } of focus.slice(0, 6)) {
+    const signers = delivery.signedBy.map((spell) => spell.label).join('+') || 'no secret of the endpoint';
+    const where = `process ${perform.process + 1} (life ${perform.life}) at ${at(perform.start)}`;
+    const signed = `signed ${at(delivery.signedAt)} (Svix's clock) by ${signers}`;
+    lines.push(`  ${delivery.kind} #${delivery.attempt} to endpoint ${delivery.endpoint} ${signed} → ${where}`);
+    for (const { method, key, start, end, fault, answer } of perform.cacheCalls) {
+      const answered = `${fault ? `[${fault}] ` : ''}→ ${JSON.stringify(answer)?.slice(0, 40) ?? '-'}`;
+      lines.push(`    cache ${method} ${key.replace(/:.*/, '')} ${at(start)}–${at(end)} ${answered}`);
+    }
+    for (const { kind, start, end, ok, fault, showed } of perform.calls) {
+      const answered = ok ? `answered${showed ? ` ${showed.label}` : ''}` : `failed (${fault ?? 'timed out'})`;
+      lines.push(`    Svix ${kind} ${at(start)}–${at(end)} ${answered}`);
+    }
+    const why = perform.message ? ` — ${perform.message.slice(0, 160)}` : '';
+    lines.push(`    ended ${at(perform.end)}: ${perform.outcome}${why}`);
+  }
+  return lines.join('\n');
+};
+
+/** How long genuine deliveries that ran took, from perform to answer. */
+const latencyOf = (performs: PerformRecord[]): Outcome['latency'] => {
+  const ran = performs.filter((p) => p.delivery.kind === 'genuine' && p.outcome === 'ran');
+  const took = ran.map((p) => p.end - p.start).sort((a, b) => a - b);
+  const at = (share: number) => Math.round(took[Math.min(took.length - 1, Math.floor(share * took.length))] ?? 0);
+  return { p99: at(0.99), max: at(1) };
+};

@@ -1,0 +1,242 @@
+import { createHmac } from 'node:crypto';
+import type { RequestOptions } from '../../zapier/io';
+import { encodeKsuidMs } from '../../svix/ksuid';
+import { EVENT_TYPE_NAME } from '../../svix/eventType';
+import type { Random } from './random';
+import type { Scheduler } from './scheduler';
+import { keysSigningAt, LIST_LIMIT, listMessages, rotateKeys } from '../../svix/rules';
+
+/**
+ * Svix as a simulated run sees it: one Consumer App with the Zaps' endpoints, each with its secrets over time, the
+ * app's messages, and the answers to a perform's calls over a faulty network; its clock (ms) may be off the world's,
+ * and may step. It signs as Svix does, by every secret valid then (a test checks its signatures against the
+ * provider's reference library), from a cache of keys that may be up to 30 s old after a rotation.
+ */
+
+/** A secret of an endpoint: from, replaced, signing until, and a process's first read of it (all on the world's clock:
+ * Svix keeps rotations in its database, whatever its clock does); `label` names it in traces. */
+type Ends = { replacedAt?: number; signsUntil?: number; readAt?: number };
+export type SecretSpell = { key: string; label: string; from: number; endpoint: number } & Ends;
+
+/** A call of the app: a read of the secret, a listing, or a listing's further page (the allowance counts listings). */
+type Kind = 'read' | 'listing' | 'page';
+export type SvixCall = { kind: Kind; start: number; end: number; ok: boolean; fault?: string; showed?: SecretSpell };
+
+type Payload = { auctioneerUuid: string; auctionUuid: string; status: string };
+/** A message as the auction service sent it: its body is what Svix delivers; `listed`, how the record lists it. */
+export type SimMessage = { id: string; createdAt: number; payload: Payload; body: string; listed: string } & Commit;
+/** When the transaction that wrote a message committed (Svix's clock): listings show it from then on. */
+type Commit = { committedAt: number };
+
+type Answer = { status: number; body: unknown };
+const NOT_FOUND: Answer = { status: 404, body: { code: 'not_found', detail: 'Entity not found' } };
+/** The network's faults, in the order they are drawn, and Svix's answers for those it answers. */
+const FAULTS = ['503', '502', 'hang', '429', 'refused'];
+const FAULT_ANSWERS: Partial<Record<string, Answer>> = {
+  ...{ 503: { status: 503, body: '' }, 502: { status: 502, body: '<html>Bad gateway</html>' } },
+  429: { status: 429, body: { code: 'rate_limited', detail: 'Too many requests' } },
+};
+
+/** One endpoint of the app: its secrets, oldest first, and the rotations whose keys Svix's cache had not yet seen. */
+export class SimEndpoint {
+  readonly secrets: SecretSpell[] = [];
+  /** After a rotation at `at`, Svix signed with the keys before it until `until` (its cache of keys). */
+  private readonly unseen: Array<{ at: number; until: number }> = [];
+  constructor(
+    readonly id: string,
+    readonly index: number,
+    key: string,
+    from: number,
+  ) {
+    this.secrets.push({ key, label: 'S0', from, endpoint: index });
+  }
+  get current(): SecretSpell {
+    const current = this.secrets[this.secrets.length - 1];
+    if (!current) throw new Error('The endpoint has no secret.');
+    return current;
+  }
+  /** Rotates the secret at `now`, as Svix's server does (src/svix/rules.ts): the old one keeps signing for
+   * `graceSeconds` (0: stops at once), and Svix signs with the keys before it for `staleMs` more (its cache of keys).
+   * False, and nothing changes, when Svix refuses it: ten replaced secrets are still signing. */
+  rotate(now: number, key: string, graceSeconds: number, staleMs = 0): boolean {
+    if (!rotateKeys(this.current, this.replaced(this.secrets), graceSeconds, now).ok) return false;
+    Object.assign(this.current, { replacedAt: now, signsUntil: now + graceSeconds * 1_000 });
+    this.secrets.push({ key, label: `S${this.secrets.length}`, from: now, endpoint: this.index });
+    if (staleMs > 0) this.unseen.push({ at: now, until: now + staleMs });
+    return true;
+  }
+  /** The secrets that sign an attempt made at `at`: the current one and the old ones still in their grace, as Svix's
+   * cache of keys holds them then. */
+  signingAt(at: number): SecretSpell[] {
+    const cached = this.unseen.find((rotation) => rotation.at <= at && at < rotation.until)?.at;
+    const as = cached === undefined ? at : cached - 1;
+    const valid = this.secrets.filter((spell) => spell.from <= as);
+    const current = valid[valid.length - 1] ?? this.current;
+    return keysSigningAt(current, this.replaced(valid.filter((spell) => spell !== current)), at);
+  }
+  /** Replaced secrets as Svix keeps them: each with the time it stops signing. */
+  private replaced = (spells: SecretSpell[]) =>
+    spells.flatMap((key) => (key.signsUntil === undefined ? [] : [{ key, expiresAt: key.signsUntil }]));
+  /** When a process first read a secret newer than this one (Infinity: none yet). */
+  newerReadAt(spell: SecretSpell): number {
+    const newer = this.secrets.slice(this.secrets.indexOf(spell) + 1);
+    return Math.min(...newer.map((other) => other.readAt ?? Infinity));
+  }
+}
+
+export class SimSvix {
+  readonly endpoints: SimEndpoint[];
+  readonly messages = new Map<string, SimMessage>(); // oldest first
+  /** The messages in the order of their time (Svix's clock may step back): a listing finds its bounds in it. */
+  private readonly byTime: SimMessage[] = [];
+  readonly appId: string;
+  private readonly byId: Map<string, SimEndpoint>;
+  /** Until then (world's clock), every call of the app hangs until its timeout: Svix is down. */
+  downUntil = -Infinity;
+  constructor(
+    private readonly random: Random,
+    private readonly scheduler: Scheduler,
+    /** Svix's clock ahead of the world's (negative: behind); it may step (`step`). */
+    private offsetMs: number,
+    /** The network's: latency, and faults as likely as the run's share of adversity. */
+    private readonly faults: { random: Random; share: number },
+    endpoints = 1,
+  ) {
+    this.appId = this.newId('app');
+    this.endpoints = Array.from({ length: endpoints }, (_, index) => {
+      return new SimEndpoint(this.newId('ep'), index, this.newSecret(), scheduler.now);
+    });
+    this.byId = new Map(this.endpoints.map((endpoint) => [endpoint.id, endpoint]));
+  }
+  now = (): number => this.scheduler.now + this.offsetMs; // Svix's clock
+  /** Svix's clock steps by `ms` (forward or back). */
+  step = (ms: number): void => void (this.offsetMs += ms);
+  get offset(): number {
+    return this.offsetMs;
+  }
+  newId = (prefix: string, at = this.now()): string => `${prefix}_${encodeKsuidMs(at, this.random.bytes(15))}`;
+  newSecret = (): string => `whsec_${Buffer.from(this.random.bytes(24)).toString('base64')}`;
+  endpoint = (index: number): SimEndpoint => {
+    const endpoint = this.endpoints[index];
+    if (!endpoint) throw new RangeError(`There is no endpoint ${index}.`);
+    return endpoint;
+  };
+  /** When a process first read a secret newer than this one (Infinity: none yet). */
+  newerReadAt = (spell: SecretSpell): number => this.endpoint(spell.endpoint).newerReadAt(spell);
+  /** An endpoint deleted (a Zap's subscription removed): a read of its secret is answered 404, as Svix does. */
+  deleteEndpoint = (index: number): void => void this.byId.delete(this.endpoint(index).id);
+  /** An endpoint made now (a Zap's new subscription), with a secret of its own: its index. */
+  addEndpoint = (): number => {
+    const endpoint = new SimEndpoint(this.newId('ep'), this.endpoints.length, this.newSecret(), this.scheduler.now);
+    this.endpoints.push(endpoint);
+    this.byId.set(endpoint.id, endpoint);
+    return endpoint.index;
+  };
+  /** The signature header of a delivery signed at `seconds` (Svix's whole seconds) with these keys. */
+  sign = (id: string, seconds: number, body: string, keys: readonly string[]): string =>
+    keys.map((key) => `v1,${hmac(key, `${id}.${seconds}.${body}`)}`).join(' ');
+  /** A message the auction service sends now. Svix takes its time (the id's and the record's) before the transaction
+   * that writes it, which commits `commitMs` later: only then do listings show it, and attempts begin. */
+  createMessage(payload: SimMessage['payload'], commitMs: number): SimMessage {
+    const [id, createdAt, body] = [this.newId('msg'), this.now(), JSON.stringify(payload)];
+    const listed = JSON.stringify(messageOut({ id, createdAt, payload }));
+    const message = { id, createdAt, committedAt: this.scheduler.now + commitMs, payload, body, listed };
+    this.messages.set(message.id, message);
+    this.byTime.splice(this.firstAfter(createdAt, true), 0, message);
+    return message;
+  }
+  /** A call of the app, as the network carries it, logged. */
+  async request(options: RequestOptions, log: SvixCall[]) {
+    const { scheduler, faults } = this;
+    const path = new URL(options.url).pathname;
+    const kind = path.endsWith('/secret') ? 'read' : typeof options.params?.iterator === 'string' ? 'page' : 'listing';
+    const call: SvixCall = { kind, start: scheduler.now, end: scheduler.now, ok: false };
+    log.push(call);
+    const timeout = typeof options.timeout === 'number' ? options.timeout : 10_000;
+    const latency = faults.random.between(20, 180);
+    const drawn = faults.random.chance(faults.share) ? faults.random.pick(FAULTS) : undefined;
+    const fault = scheduler.now < this.downUntil ? 'hang' : drawn;
+    const finish = (ok: boolean) => Object.assign(call, { end: scheduler.now, ok, fault });
+    if (fault === 'refused') {
+      await scheduler.sleep(2);
+      finish(false);
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
+    }
+    if (fault === 'hang' || latency > timeout) {
+      await scheduler.sleep(timeout);
+      finish(false);
+      throw Object.assign(new Error('network timeout'), { name: 'FetchError', type: 'request-timeout' });
+    }
+    await scheduler.sleep(latency / 2);
+    const answer = FAULT_ANSWERS[fault ?? ''] ?? this.answer(options.method ?? 'GET', path, { ...options.params });
+    const showed = answer.status === 200 ? this.readOf(path) : undefined;
+    await scheduler.sleep(latency / 2);
+    finish(answer.status < 300 || answer.status === 404);
+    call.showed = showed;
+    if (showed) showed.readAt ??= scheduler.now;
+    const content = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
+    return { status: answer.status, content, ...(fault === '429' ? { retryAfter: '1' } : {}) };
+  }
+  /** The endpoint whose secret a path reads, if it does. */
+  private endpointOf(path: string): SimEndpoint | undefined {
+    const [, id] = /^\/api\/v1\/app\/[^/]+\/endpoint\/([^/]+)\/secret$/.exec(path) ?? [];
+    return id === undefined ? undefined : this.byId.get(id);
+  }
+  private readOf = (path: string): SecretSpell | undefined => this.endpointOf(path)?.current;
+  /** Svix's answer to a call of the app, as it stands now. */
+  private answer(method: string, path: string, params: Record<string, unknown>): Answer {
+    const app = `/api/v1/app/${this.appId}`;
+    if (method !== 'GET' || !path.startsWith(app)) return NOT_FOUND;
+    const endpoint = this.endpointOf(path);
+    if (endpoint) return { status: 200, body: { key: endpoint.current.key } };
+    return path === `${app}/msg` ? this.list(params) : NOT_FOUND;
+  }
+  /** Where in `byTime` the first message later than `at` is (`orLater` false: the first at `at` or later). */
+  private firstAfter(at: number, orLater: boolean): number {
+    let [low, high] = [0, this.byTime.length];
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      const time = this.byTime[middle]?.createdAt ?? Infinity;
+      if (orLater ? time <= at : time < at) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+  /** The app's messages as `GET …/msg` lists them (after, before, limit, iterator, event_types), by Svix's rules
+   * (src/svix/rules.ts, shared with the emulator): bounds on the ids at 4 ms, the iterator an id cursor. Only those
+   * within 8 ms of the bounds are handed to the rules, found by time: a run may hold thousands. */
+  private list({ after, before, limit, iterator, event_types: types }: Record<string, unknown>): Answer {
+    const time = (value: unknown) => (typeof value === 'string' ? Date.parse(value) : undefined);
+    const [from, to] = [time(after), time(before)];
+    const wanted = types === undefined || String(types).split(',').includes(EVENT_TYPE_NAME);
+    const now = this.scheduler.now;
+    const near = this.byTime.slice(
+      this.firstAfter((from ?? -Infinity) - 8, true),
+      this.firstAfter((to ?? Infinity) + 8, false),
+    );
+    const committed = wanted ? near.filter((m) => m.committedAt <= now) : [];
+    const query = {
+      limit: Number(limit ?? LIST_LIMIT.default),
+      iterator: typeof iterator === 'string' ? iterator : undefined,
+    };
+    const listed = listMessages(committed, (m) => m.id, { ...query, after: from, before: to, now: this.now() });
+    if (!listed.ok)
+      return { status: 422, body: { code: 'validation', detail: [{ ...listed.refusal, type: 'value_error' }] } };
+    const { data, iterator: next, prevIterator, done } = listed.page;
+    const json = (value: string | null) => JSON.stringify(value);
+    const body = `{"data":[${data.map((m) => m.listed).join(',')}],"iterator":${json(next)},"prevIterator":${json(prevIterator)},"done":${done}}`;
+    return { status: 200, body };
+  }
+}
+
+/** HMAC-SHA256 in base64 under a secret (its key bytes follow `whsec_`, in base64), as Svix signs. */
+const hmac = (key: string, text: string) =>
+  createHmac('sha256', Buffer.from(key.slice(6), 'base64'))
+    .update(text)
+    .digest('base64');
+
+/** A message as Svix's record lists it: its payload marked, so the oracle tells Svix's copy from a delivered body. */
+const messageOut = ({ id, createdAt, payload }: Pick<SimMessage, 'id' | 'createdAt' | 'payload'>) => ({
+  ...{ id, eventType: EVENT_TYPE_NAME, payload: { ...payload, copy: 'record' } },
+  ...{ timestamp: new Date(createdAt).toISOString(), channels: null, eventId: null, tags: null },
+});

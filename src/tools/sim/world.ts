@@ -1,0 +1,354 @@
+import { errors } from 'zapier-platform-core';
+import { SVIX_CLOCK_ALLOWANCE_MS } from '../../limits';
+import { LIMITS, Runtime } from '../../delivery/runtime';
+import { clockOf } from '../../zapier/clock';
+import type { Io } from '../../zapier/io';
+import { operationsFor } from '../../triggers/auctionStatusChanged';
+import { SimCache } from './cache';
+import { judge } from './oracle';
+import { FORGERIES, PROCESS_SKEW, REVOKED_WITHIN, T0 } from './vocabulary';
+import type { Deliver, Kind, Life, PerformRecord, Process, SimDelivery } from './vocabulary';
+import { Random } from './random';
+import { EventLoop, Scheduler } from './scheduler';
+import { rulesOf, type Setting } from './settings';
+import { SimSvix, type SimMessage } from './svix';
+import { retryDelayMs, RETRY_SCHEDULE_MS, type FailedAttempt } from '../../svix/rules';
+import type { SubscribeData } from '../../models/inbound';
+import { CATCH_UP, catchUpOf, onAtSvix } from '../../zap/policy';
+import { SimZaps } from './zaps';
+
+/** One simulated run: auction events from a simulated Svix through Zapier's queue to 1–4 processes, each a Runtime of
+ * the app's real delivery code on its own virtual clock and simulated ports (z.cache, Svix), adversity in every part.
+ * Everything random comes from one seed; the oracle (oracle.ts) judges the run. */
+
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+/** Grace periods of rotations (s). */
+const GRACES = [1, 30, 600];
+const STATUSES = ['CREATED', 'OPEN_FOR_BIDDING', 'CLOSED', 'LOTS_SOLD', 'CANCELLED'];
+/** How far Svix's clock may step from where it began, and the furthest ahead it may go: past 5 minutes ahead, every
+ * receiver refuses its signatures. */
+const CLOCK_STEP_MS = SVIX_CLOCK_ALLOWANCE_MS;
+const CLOCK_AHEAD_MS = 290 * SECOND;
+
+/** For the oracle's own tests: what a process's timers do (none holding the loop, say), and its delivery (broken). */
+type Timers = Pick<EventLoop, 'setTimeout' | 'clearTimeout'>;
+export type Variation = {
+  timers?: (loop: EventLoop) => Timers;
+  deliver?: (deliver: Deliver) => Deliver;
+  /** Each delivery Zapier takes, as it takes it. */
+  received?: (delivery: SimDelivery) => void;
+};
+
+const headersOf = ({ id, signedAt, signature }: SimDelivery) => ({
+  ...{ 'Http-Svix-Id': id, 'Http-Svix-Timestamp': String(signedAt / SECOND), 'Http-Content-Type': 'application/json' },
+  ...(signature === undefined ? {} : { 'Http-Svix-Signature': signature }),
+});
+
+/** A duration of up to `max` ms, heavy-tailed: most short, a few near `max`. */
+const heavy = (random: Random, least: number, max: number): number => least + (max - least) * random.between() ** 4;
+
+export const simulate = async (setting: Setting, seed: number, vary: Variation = {}) => {
+  const { share } = setting;
+  const root = new Random(seed);
+  const [plan, zapierRandom, faultRandom] = [root.fork(), root.fork(), root.fork()];
+  const scheduler = new Scheduler(T0);
+  const svixRandom = root.fork();
+  const faults = { random: faultRandom, share };
+  const svix = new SimSvix(svixRandom, scheduler, setting.svixClockSeconds * SECOND, faults, setting.endpoints);
+  const commits = root.fork(); // how long Svix's transaction writing a message takes
+  const retries = root.fork(); // the jitter of Svix's retries
+  const editing = root.fork(); // the Zaps' edits
+  const flooding = root.fork(); // forgers flooding junk after an immediate rotation, then using the replaced secret
+  const reading = plan.chance(0.5) ? 'zapier' : 'redis';
+  const cacheOptions = {
+    reading,
+    share,
+    historyFaults: setting.historyFaults,
+    slowMs: setting.cacheLatencyMs,
+    throttledSet: setting.throttledSetAnswer === 'false' ? false : null,
+  } as const;
+  const cache = new SimCache(scheduler, faultRandom.fork(), cacheOptions);
+  const rules = rulesOf(setting.rules);
+  const performs: PerformRecord[] = [];
+  const busy = new Set<Life>(); // the lives with performs running
+
+  /** A process starts (or goes cold): a new runtime, as Zapier starts a new process, on a loop of its own. */
+  const newLife = (process: Process): Life => {
+    const loop = new EventLoop(scheduler);
+    const { setTimeout, clearTimeout } = vary.timers?.(loop) ?? loop;
+    const clock = clockOf({ now: () => scheduler.now + process.skew, setTimeout, clearTimeout });
+    const runtime = new Runtime(clock, LIMITS, rules, `P${process.index}.${process.lives.length}`);
+    const made = operationsFor(runtime).deliver;
+    const deliver = vary.deliver?.(made) ?? made;
+    process.lives.push({ process, number: process.lives.length, runtime, loop, deliver, running: new Set() });
+    return lifeOf(process);
+  };
+  const lifeOf = (process: Process): Life => process.lives[process.lives.length - 1] ?? newLife(process);
+  const processes = Array.from({ length: setting.processes }, (_, index) => {
+    const process: Process = { index, skew: index === 0 ? 0 : plan.int(-PROCESS_SKEW, PROCESS_SKEW), lives: [] };
+    return newLife(process).process;
+  });
+  /** What each endpoint's subscribe stored: its id and first secret, and whether it learnt the cache honours nx; where
+   * Zaps are edited, the Zap's scope and since when it runs events, as the app's subscribe stores them. */
+  const subscriptions: SubscribeData[] = svix.endpoints.map((endpoint) => ({
+    ...{ id: endpoint.id, secret: endpoint.current.key, checkedAt: scheduler.now },
+    ...(plan.chance(0.8) ? { cacheHonoursNx: true } : {}),
+    ...(setting.edits > 0 ? { zap: `zap-${endpoint.index}`, on: onAtSvix(scheduler.now, endpoint.id) } : {}),
+  }));
+  const zaps = new SimZaps(svix, subscriptions);
+  /** Each Zap's messages, for what an edit asks Svix to send again. */
+  const messagesOf = new Map<number, SimMessage[]>();
+  const authData = { apiKey: 'testsk_simulated', appId: svix.appId, serverUrl: 'http://127.0.0.1:9' };
+
+  /** The ports a perform's calls go through; every call holds its process's event loop until answered. */
+  const ioFor = ({ loop }: Life, record: PerformRecord): Io => ({
+    send: (options) => loop.call(() => svix.request(options, record.calls)),
+    cache: {
+      get: (key) => loop.call(() => cache.get(key, record.cacheCalls)).then((value) => value ?? undefined),
+      set: (key, value, ttl, nx) => loop.call(() => cache.set(key, value, ttl, nx, record.cacheCalls)),
+    },
+    ...{ errors, log: () => undefined },
+  });
+
+  /** Zapier's queue: a delivery waits, then its perform starts in the latest life of the process it went to (a new
+   * one, where every delivery goes to a fresh process). */
+  const receive = (delivery: SimDelivery): void => {
+    // Zapier hands the perform what the delivery's target URL serves now (none: it answers 410, and takes nothing).
+    const subscription = zaps.subscriptionFor(delivery.endpoint);
+    if (!subscription) return;
+    vary.received?.(delivery);
+    const waited = zapierRandom.chance(share) ? zapierRandom.between(SECOND, 5 * MINUTE) : zapierRandom.between(5, 300);
+    const process = zapierRandom.pick(processes);
+    const start = () => startPerform(setting.cold ? newLife(process) : lifeOf(process), delivery, subscription);
+    scheduler.after(setting.backlogSeconds * SECOND + waited, start);
+  };
+
+  const startPerform = (life: Life, delivery: SimDelivery, subscribeData: SubscribeData): void => {
+    const record: PerformRecord = {
+      ...{ delivery, process: life.process.index, life: life.number, start: scheduler.now, end: scheduler.now },
+      ...{ outcome: 'running', message: '', items: [], calls: [], cacheCalls: [] },
+    };
+    performs.push(record);
+    life.running.add(record);
+    busy.add(life);
+    const rawRequest = { content: delivery.body, headers: headersOf(delivery) };
+    const settle = (outcome: PerformRecord['outcome'], message: string, items: PerformRecord['items'] = []) => {
+      if (record.outcome === 'cut') return;
+      Object.assign(record, { outcome, message, items: items.map((item) => ({ ...item })), end: scheduler.now });
+      life.running.delete(record);
+    };
+    Promise.resolve()
+      .then(() => life.deliver(ioFor(life, record), { authData, subscribeData, inputData: {}, rawRequest }))
+      .then(
+        (items) => settle(items.length > 0 ? 'ran' : 'no-items', '', items),
+        (error: unknown) => {
+          if (!(error instanceof Error)) return settle('failed', String(error));
+          settle(error.name === 'HaltedError' ? 'halted' : 'failed', error.message);
+        },
+      );
+  };
+
+  /** Zapier's runtime: between timers, the performs of a life whose loop holds nothing are cut off, events lost. */
+  const runtimeRule = (): void => {
+    for (const life of busy) {
+      if (life.running.size === 0) busy.delete(life);
+      if (life.running.size === 0 || life.loop.held) continue;
+      for (const record of life.running)
+        Object.assign(record, { outcome: 'cut', end: scheduler.now, message: 'nothing held the loop' });
+      life.running.clear();
+    }
+  };
+
+  /** Svix attempts a message: the endpoint may fail for a moment (Zapier never took it), or lose its answer. */
+  const attempt = (message: SimMessage, endpoint: number, number: number): void => {
+    // A deleted endpoint's attempts end with it.
+    if (!zaps.live(endpoint)) return;
+    const seconds = Math.floor(svix.now() / SECOND);
+    const signedBy = svix.endpoint(endpoint).signingAt(scheduler.now);
+    const keys = signedBy.map(({ key }) => key);
+    const signature = svix.sign(message.id, seconds, message.body, keys);
+    const delivery: SimDelivery = {
+      ...{ kind: 'genuine', id: message.id, body: message.body, signature, signedBy, endpoint },
+      ...{ signedAt: seconds * SECOND, message, attempt: number },
+    };
+    const failed = zapierRandom.chance(share) ? zapierRandom.pick(['unavailable', 'answer-lost'] as const) : undefined;
+    if (failed !== 'unavailable') receive(delivery);
+    // Svix's schedule, with its jitter and its penalty after a time-out (src/svix/rules.ts, shared with the emulator).
+    const scheduled = RETRY_SCHEDULE_MS[number - 1];
+    if (!failed || scheduled === undefined) return;
+    const how: FailedAttempt = failed === 'unavailable' ? { kind: 'status', status: 503 } : { kind: 'timeout' };
+    scheduler.after(retryDelayMs(scheduled, how, retries.between()), () => attempt(message, endpoint, number + 1));
+  };
+
+  const uuid = (): string => {
+    const hex = Buffer.from(plan.bytes(16)).toString('hex');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  };
+  const endpointOf = (): number => plan.int(0, setting.endpoints - 1);
+
+  /** A forgery of this kind sent to an endpoint (of a real message, if any), or junk claiming a second of its own. */
+  const forge = (kind: Kind, endpoint: number, real: SimMessage | undefined, claimedSeconds?: number): void => {
+    const now = Math.floor(svix.now() / SECOND);
+    const secrets = svix.endpoint(endpoint).secrets;
+    const payload = { auctioneerUuid: 'forged', auctionUuid: uuid(), status: 'LOTS_SOLD' };
+    const body = JSON.stringify(payload);
+    // Junk names a message of any time in the spread; a made-up id of any other forgery, the present.
+    const madeUp = svix.newId(
+      'msg',
+      svix.now() - (kind === 'junk' ? plan.between(0, setting.junkSpreadSeconds) : 0) * SECOND,
+    );
+    // A secret revoked: replaced, and its grace over (until then it signs, and whoever holds it signs as Svix).
+    const revoked = secrets.filter((spell) => (spell.signsUntil ?? Infinity) <= scheduler.now).pop();
+    const stranger = svix.newSecret();
+    const tampered = kind === 'tampered'; // signed by Svix as sent, then changed on the way
+    const withRevoked = kind === 'revoked-secret' && revoked !== undefined;
+    const current = svix.endpoint(endpoint).current;
+    const signedBy = kind === 'too-old' || kind === 'not-a-svix-id' ? [current] : withRevoked ? [revoked] : [];
+    // A revoked secret's body takes a real id only once every process must refuse it: until then it may run instead.
+    const promised =
+      withRevoked && plan.chance(0.5) && svix.newerReadAt(revoked) + REVOKED_WITHIN + SECOND < scheduler.now;
+    const realId = (tampered || kind === 'replayed-id' || promised) && real;
+    const id = kind === 'not-a-svix-id' ? 'msg_not-one-svix-makes' : realId ? realId.id : madeUp;
+    const ahead = kind === 'junk' || kind === 'too-old' ? 0 : plan.int(0, setting.forgeAheadSeconds);
+    const seconds = kind === 'too-old' ? now - 8 * 24 * 3600 : (claimedSeconds ?? now + ahead);
+    const keys = (tampered ? svix.endpoint(endpoint).signingAt(scheduler.now) : signedBy).map((spell) => spell.key);
+    const signed = tampered ? (real?.body ?? body) : body;
+    const changed = { ...(real?.payload ?? payload), status: 'CANCELLED_BY_FORGER' };
+    const delivered = tampered ? JSON.stringify(changed) : body;
+    receive({
+      ...{ kind: kind === 'revoked-secret' && !revoked ? 'wrong-secret' : kind, id, body: delivered, signedBy },
+      signature: kind === 'unsigned' ? undefined : svix.sign(id, seconds, signed, keys.length > 0 ? keys : [stranger]),
+      ...{ signedAt: seconds * SECOND, message: id === real?.id ? real : undefined, attempt: 0, endpoint },
+    });
+  };
+
+  /** Junk claims any second: now, minutes ago, the very second of the endpoint's last rotation, or minutes ahead. */
+  const junkSecond = (endpoint: number): number => {
+    const now = Math.floor(svix.now() / SECOND);
+    const { secrets, current } = svix.endpoint(endpoint);
+    const choice = plan.int(0, 3);
+    if (choice === 0) return now;
+    if (choice === 1) return now - plan.int(1, 600);
+    if (choice === 2 && secrets.length > 1) return Math.floor((current.from + svix.offset) / SECOND);
+    return now + plan.int(1, 240);
+  };
+  const junk = (endpoint: number) => forge('junk', endpoint, undefined, junkSecond(endpoint));
+
+  /**
+   * A Zap edited while on, as Zapier may run it: its new version subscribed first or its old one unsubscribed first,
+   * the two calls up to 5 s apart, at the same target URL or a new one. The new subscription asks Svix to send
+   * again what the app's subscribe asks (catchUpOf): Svix sends its endpoint each such message of the Zap.
+   */
+  const editZap = (at: number): void => {
+    const [zap, first, sameHook] = [editing.int(0, setting.endpoints - 1), editing.chance(0.5), editing.chance(0.5)];
+    const gap = editing.between(100, 5_000);
+    const scope = `zap-${zap}`;
+    const subscribe = (old: number, asked: Parameters<typeof catchUpOf>[0]) => {
+      const { since, on: from } = catchUpOf(asked);
+      const made = zaps.subscribe(zap, old, sameHook, (endpoint) => ({
+        ...{ id: svix.endpoint(endpoint).id, secret: svix.endpoint(endpoint).current.key },
+        ...{ checkedAt: scheduler.now, zap: scope, on: onAtSvix(from, svix.endpoint(endpoint).id) },
+        ...(editing.chance(0.8) ? { cacheHonoursNx: true } : {}),
+      }));
+      const replayed = (messagesOf.get(zap) ?? []).filter(
+        (message) => since !== undefined && message.createdAt >= since && message.committedAt <= scheduler.now,
+      );
+      for (const message of replayed) scheduler.after(editing.between(50, 2_000), () => attempt(message, made, 1));
+    };
+    scheduler.at(at, () => {
+      const old = zaps.current(zap);
+      const on = zaps.subscriptionFor(old)?.on ?? T0;
+      const asked = { now: scheduler.now, scope, asked: false };
+      if (first) {
+        subscribe(old, { ...asked, earlier: on, off: undefined });
+        scheduler.after(gap, () => zaps.unsubscribe(old));
+        return;
+      }
+      zaps.unsubscribe(old);
+      const off = { at: scheduler.now, claims: scope, since: scheduler.now - CATCH_UP.inFlightMs, on };
+      scheduler.after(gap, () => subscribe(old, { ...asked, now: scheduler.now, earlier: undefined, off }));
+    });
+  };
+
+  // The plan: events at random (exponential waits), rotations among them, junk after each, processes gone cold.
+  const meanWait = setting.hours > 0 ? (setting.hours * HOUR) / setting.events : SECOND / setting.perSecond;
+  let at = T0 + 2 * SECOND;
+  const eventTimes = Array.from({ length: setting.events }, () => (at += -meanWait * Math.log(1 - plan.between())));
+  for (const time of eventTimes) {
+    scheduler.at(time, () => {
+      const payload = { auctioneerUuid: uuid(), auctionUuid: uuid(), status: plan.pick(STATUSES) };
+      // Attempts begin once Svix's transaction writing it commits.
+      const lag = setting.commitLagMs > 0 ? heavy(commits, 1, setting.commitLagMs) : commits.between(1, 300);
+      const message = svix.createMessage(payload, lag);
+      const zap = endpointOf();
+      messagesOf.set(zap, [...(messagesOf.get(zap) ?? []), message]);
+      // Sent to each endpoint of the Zap (two while an edit is under way).
+      const toEach = (number: number) => () => zaps.endpointsOf(zap).forEach((to) => attempt(message, to, number));
+      scheduler.after(lag + plan.between(5, 50), toEach(1));
+      if (plan.chance(share)) scheduler.after(lag + plan.between(5, 200), toEach(RETRY_SCHEDULE_MS.length + 1));
+      if (plan.chance(share)) {
+        const kind = plan.pick([...FORGERIES, 'replayed-id'] as const);
+        scheduler.after(lag + plan.between(0, 5_000), () => forge(kind, zaps.current(zap), message));
+      }
+    });
+  }
+  const first = eventTimes[0] ?? T0;
+  const span = (eventTimes[eventTimes.length - 1] ?? T0) - first;
+  const rotationTimes = Array.from({ length: setting.rotations }, () => first + plan.between(0.05, 0.95) * span);
+  rotationTimes.sort((a, b) => a - b);
+  if (setting.closePairs) {
+    for (let index = 1; index < rotationTimes.length; index += 2)
+      rotationTimes[index] = (rotationTimes[index - 1] ?? first) + plan.between(2 * SECOND, 40 * SECOND);
+  }
+  let rotated = endpointOf();
+  rotationTimes.forEach((time, index) => {
+    const immediate = setting.grace === 'immediate' || (setting.grace === 'both' && index % 2 === 0);
+    const grace = immediate ? 0 : plan.pick(GRACES);
+    // Close pairs rotate one endpoint twice; Svix signs from a cache of keys that may be up to 30 s old.
+    const endpoint = setting.closePairs && index % 2 === 1 ? rotated : (rotated = endpointOf());
+    const stale = setting.commitLagMs > 0 ? plan.between(0, 30 * SECOND) : 0;
+    scheduler.at(time, () => {
+      const current = zaps.current(endpoint);
+      svix.endpoint(current).rotate(scheduler.now, svix.newSecret(), grace, stale);
+      for (let count = 0; count < setting.junkBurst; count += 1) {
+        const second = junkSecond(current);
+        scheduler.after(plan.between(0, 1_000), () => forge('junk', current, undefined, second));
+      }
+      for (let count = 0; count < setting.stolen; count += 1)
+        scheduler.after(plan.between(0, 30 * MINUTE), () => forge('revoked-secret', current, undefined));
+      // A stolen secret replaced at once, junk to spend the allowance, then bodies signed with the replaced secret
+      // while the junk is still being checked and genuine deliveries with the new one arrive.
+      if (immediate && setting.junkBurst > 0)
+        for (let count = 0; count < 3; count += 1)
+          scheduler.after(flooding.between(1_000, 20_000), () => forge('revoked-secret', current, undefined));
+    });
+  });
+  // Svix's clock steps three times, staying within 5 minutes of where it began and never 5 minutes ahead.
+  for (let jump = 0; setting.svixClockJumps && jump < 3; jump += 1) {
+    const step = plan.between(-CLOCK_STEP_MS, CLOCK_STEP_MS);
+    scheduler.at(first + plan.between(0, 1) * span, () => {
+      const start = setting.svixClockSeconds * SECOND;
+      const to = Math.min(start + CLOCK_STEP_MS, CLOCK_AHEAD_MS, Math.max(start - CLOCK_STEP_MS, svix.offset + step));
+      svix.step(to - svix.offset);
+    });
+  }
+  // A long run: junk every 2 minutes on average, and Svix down for 1 to 10 minutes each hour.
+  for (let hour = 0; hour < setting.hours; hour += 1) {
+    const down = first + hour * HOUR + plan.between(0, 50 * MINUTE);
+    const minutes = plan.between(1, 10);
+    scheduler.at(down, () => (svix.downUntil = scheduler.now + minutes * MINUTE));
+    for (let junkAt = first + hour * HOUR; junkAt < first + (hour + 1) * HOUR;) {
+      junkAt += -2 * MINUTE * Math.log(1 - plan.between());
+      const zap = endpointOf();
+      scheduler.at(junkAt, () => junk(zaps.current(zap)));
+    }
+  }
+  for (let edit = 0; edit < setting.edits; edit += 1) editZap(first + editing.between(0.05, 0.95) * span);
+  for (const process of processes) {
+    for (let cold = 0; cold < 2; cold += 1) scheduler.at(first + plan.between(0, 1) * span, () => newLife(process));
+  }
+  await scheduler.run(20_000_000, runtimeRule);
+  return judge({ setting, seed, svix, performs, processes, cache, scheduler });
+};

@@ -1,0 +1,80 @@
+import { CLAIM_TTL_SECONDS, SIGNING_WINDOW } from '../src/delivery/claim';
+import { CALL_MS, RULES, type Rules } from '../src/delivery/machine';
+import {
+  CATCH_UP_REACH_MS,
+  CLAIM_MIN_MS,
+  inWords,
+  OPERATION_BUDGET_MS,
+  PACE_PER_SECOND,
+  PROMISES,
+  REMEMBER_RUNS_MS,
+  SVIX_CLOCK_ALLOWANCE_MS,
+  ZAPIER_HOOKS_PER_SECOND,
+  ZAPIER_PERFORM_MS,
+} from '../src/limits';
+import { CATCH_UP } from '../src/zap/policy';
+
+/**
+ * The limits (src/limits.ts) and the rules that keep each promise, held together: a rule changed so that a promise
+ * no longer follows from it fails here, whatever the simulation happens to draw.
+ */
+
+/** The promises the delivery machine's rules must keep, each with why it follows; the broken ones, by name. */
+const brokenBy = (rules: Rules): string[] => {
+  const kept: Record<string, boolean> = {
+    // A delivery sure of the current secret by a look this recent ends within its budget: a process that read a new
+    // secret and shared it is seen by every other within the promise.
+    'revoked within 60 s': rules.lookEveryMs + OPERATION_BUDGET_MS <= PROMISES.revokedWithinMs,
+    // Out of time for a read, a secret seen this recently signs alone: never past the promise on replaced secrets.
+    'replaced runs at most 10 minutes': rules.freshForMs <= PROMISES.replacedRunsAtMostMs,
+    // A call is not begun without time for its answer, and a share waits no longer than a look may take.
+    'calls end in the budget': rules.cacheCallMs <= CALL_MS && CALL_MS < OPERATION_BUDGET_MS,
+    // A message up to Svix's clock allowance before the endpoint (its clock stepped back) is not refused.
+    "Svix's clock may step back": rules.clockStepMs >= SVIX_CLOCK_ALLOWANCE_MS,
+  };
+  return Object.entries(kept).flatMap(([promise, holds]) => (holds ? [] : [promise]));
+};
+
+describe('the limits, and the promises they serve', () => {
+  it("the delivery machine's rules keep every promise on secrets", () => {
+    expect(brokenBy(RULES)).toEqual([]);
+  });
+
+  it.each<[Partial<Rules>, string]>([
+    [{ lookEveryMs: RULES.lookEveryMs + 1 }, 'revoked within 60 s'],
+    [{ freshForMs: PROMISES.replacedRunsAtMostMs + 1 }, 'replaced runs at most 10 minutes'],
+    [{ cacheCallMs: CALL_MS + 1 }, 'calls end in the budget'],
+    [{ clockStepMs: SVIX_CLOCK_ALLOWANCE_MS - 1 }, "Svix's clock may step back"],
+  ])('a rule changed past its promise fails: %j breaks "%s"', (change, promise) => {
+    expect(brokenBy({ ...RULES, ...change })).toEqual([promise]);
+  });
+
+  it("a delivery's checks and then its claim end before Zapier ends the perform", () => {
+    expect(OPERATION_BUDGET_MS + CLAIM_MIN_MS).toBeLessThan(ZAPIER_PERFORM_MS);
+  });
+
+  it('a claim outlives every delivery that may still run its message, and the signing window allows the clocks', () => {
+    expect(SIGNING_WINDOW.maxAgeSeconds * 1_000).toBe(REMEMBER_RUNS_MS + SVIX_CLOCK_ALLOWANCE_MS);
+    expect(SIGNING_WINDOW.maxAheadSeconds * 1_000).toBe(SVIX_CLOCK_ALLOWANCE_MS);
+    expect(CLAIM_TTL_SECONDS * 1_000).toBeGreaterThanOrEqual(REMEMBER_RUNS_MS + 2 * SVIX_CLOCK_ALLOWANCE_MS);
+  });
+
+  it('a catch-up reaches as far as Svix may still be sending, and its replays arrive while runs are remembered', () => {
+    expect(CATCH_UP.inFlightMs).toBeLessThanOrEqual(CATCH_UP_REACH_MS);
+    expect(CATCH_UP.maxMs).toBe(CATCH_UP_REACH_MS);
+    expect(CATCH_UP_REACH_MS).toBeLessThan(REMEMBER_RUNS_MS);
+  });
+
+  it("the Zaps' shared pace stays under what Zapier takes from one hook", () => {
+    expect(PACE_PER_SECOND).toBeLessThan(ZAPIER_HOOKS_PER_SECOND);
+  });
+
+  it('says a limit as a person reads it', () => {
+    expect([REMEMBER_RUNS_MS, CATCH_UP_REACH_MS, SVIX_CLOCK_ALLOWANCE_MS].map(inWords)).toEqual([
+      '7 days',
+      '6 days',
+      '5 minutes',
+    ]);
+    expect(inWords(3_600_000)).toBe('1 hour');
+  });
+});
