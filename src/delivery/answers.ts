@@ -34,8 +34,10 @@ export const apply = (e: Endpoint, r: Result, now: number, by?: Delivery): void 
   };
   if (r.kind === 'looked' || r.kind === 'shared') cache.busy = undefined;
   if (r.kind === 'looked') {
-    // Nothing, where a write found another's history: the read was throttled.
-    if (!r.value && (!r.ok || cache.next === 'reread')) return void failed();
+    if (!r.value && !r.ok) return void failed();
+    // Nothing, where a write answered `false`: the read was throttled, or the write was (Zapier may answer a throttled
+    // set `false`) and nothing is there. Written again, as new: a history there answers it `false` once more.
+    if (!r.value && cache.next === 'reread') return void (failed(), (cache.next = 'create'));
     if (r.value) e.history = merge(e.history, r.value);
     cache.failures = 0;
     const next = !r.value ? 'create' : lacks(r.value, e.history) ? 'update' : undefined;

@@ -168,9 +168,10 @@ const callAt = ({ svix, tat, rules }: Endpoint, now: number, kind?: Kind): numbe
 const take = (e: Endpoint, kind: Kind, at: number) =>
   void (e.tat[kind] = Math.max(at, e.tat[kind]) + e.rules[kind].everyMs);
 
-/** Joined, unless unpaid, unowned and not under way: then a delivery that pays takes it on, at its allowance's time. */
-const shouldJoin = (call: Call, pays: boolean): boolean =>
-  call.calling || call.owner !== undefined || call.paid || !pays;
+/** Joined, unless unowned, not under way, and unpaid or paid for a time now past (the allowance counts a call at the
+ * time it was paid for): then a delivery that pays takes it on, at its allowance's time. */
+const shouldJoin = (call: Call, pays: boolean, now: number): boolean =>
+  call.calling || call.owner !== undefined || (call.paid && call.at >= now) || !pays;
 /** Joins a call scheduled or under way: its owner makes it at its time; the others wait for what it answers. */
 const join = (call: Call, d: Delivery, now: number, command: Command): Command => {
   if (call.calling || (call.owner && call.owner !== d)) return wait(d.deadline);
@@ -224,7 +225,7 @@ const reading = (e: Endpoint, d: Delivery, now: number, kind?: Kind, after = -In
   const refused = e.refused && e.refused.at >= d.arrivedAt ? e.refused.failure : undefined;
   if (refused?.kind === 'error' && refused.status === 404) return halt('gone');
   if (refused) return { kind: 'refused', call: 'read', failure: refused };
-  if (read && shouldJoin(read, kind !== undefined))
+  if (read && shouldJoin(read, kind !== undefined, now))
     return read.at + CALL_MS > d.deadline ? undefined : join(read, d, now, READ);
   const at = Math.max(callAt(e, now, kind), after, read?.at ?? -Infinity);
   if (at + CALL_MS > d.deadline) return undefined;
@@ -246,12 +247,15 @@ const record = (e: Endpoint, d: Delivery, createdAt: number, now: number, kind?:
     return listed && listed !== 'other-type' ? { kind: 'confirmed', event: listed.payload } : halt('not-confirmed');
   }
   if (w?.refused && w.refused.at >= d.arrivedAt) return { kind: 'refused', call: 'list', failure: w.refused.failure };
-  const pays = kind && !w?.failed ? kind : undefined;
+  // A failed listing's retry is free at its time (the allowance counts a retry with the call Svix failed); one made
+  // later is a call of its own.
+  const retry = w?.failed === true && now <= w.at + rules.togetherMs;
+  const pays = kind && !retry ? kind : undefined;
   // Listed again at most once a second: deliveries arriving together share a listing.
   const own = Math.max(callAt(e, now, pays), (w?.listedAt ?? -Infinity) + rules.togetherMs);
   const pending = w && !w.complete && !w.refused ? w : undefined;
   // A listing past its first page is joined too: its later pages are free.
-  const joined = pending && (shouldJoin(pending, pays !== undefined) || pending.listing > 0);
+  const joined = pending && (shouldJoin(pending, pays !== undefined, now) || pending.listing > 0);
   if (pending && (pending.calling || (joined && pending.at <= own && pending.at + CALL_MS <= d.deadline))) {
     const range = { after: start - rules.marginMs, before: start + rules.windowMs + rules.marginMs };
     return join(pending, d, now, { kind: 'list', window: start, ...range, iterator: pending.iterator });

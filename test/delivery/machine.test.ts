@@ -583,4 +583,53 @@ describe('breaks found on 962d0e2 (#51)', () => {
     read(e, 'sN', 3_000);
     expect(synced(e, d, 3_100, { value: e.history })).toEqual({ kind: 'run' });
   });
+
+  it('a write answered false, then a look that finds nothing, writes again as new: the false was a throttle', () => {
+    // edits-wide seeds 208 and 571 with throttled sets answering false: 962d0e2 looked again and again, never wrote,
+    // and another process ran a replaced secret 153 s after this one read the new one.
+    const e = newEndpoint(MADE, S1);
+    const d = delivery(['s1'], 2_000);
+    expect(decide(e, d, 2_000)).toEqual({ kind: 'look' });
+    apply(e, { kind: 'looked', start: 2_000, ok: true }, 2_010);
+    const share = { kind: 'share', history: { current: S1, old: [] }, onlyIfAbsent: true };
+    expect(decide(e, d, 2_010)).toEqual(share);
+    apply(e, { kind: 'shared', start: 2_010, history: { current: S1, old: [] }, stored: false }, 2_020);
+    expect(decide(e, d, 2_020)).toEqual({ kind: 'look' });
+    apply(e, { kind: 'looked', start: 2_020, ok: true }, 2_030);
+    expect(decide(e, d, 2_030 + backoffMs(1))).toEqual(share);
+  });
+
+  it('junk retrying a failed listing long after its time pays for it: the allowance excuses a retry at its time only', () => {
+    // junk-recent-windows seed 387: a listing Svix failed at 78 s, left by its delivery, made free by junk at 93 s.
+    const e = warm(2_000, { current: S1, old: [S0] });
+    const first = delivery(['sX'], 3_000, { createdAt: 2_500 });
+    e.readAt = 2_900; // a read just before it arrived settles it: straight to the record
+    expect(decide(e, first, 3_000)).toEqual({ kind: 'wait', until: 3_000 });
+    expect(decide(e, first, 3_000)).toEqual({ kind: 'list', window: 2_000, after: 1_996, before: 4_004 });
+    const failure: Failure = { kind: 'error', code: 'ProviderUnavailable', status: 503, message: 'Svix had trouble.' };
+    apply(e, { kind: 'listed', window: 2_000, failure }, 3_100);
+    // Another delivery is still under way, so the window stays when its own leaves.
+    stay(e);
+    stay(e);
+    leave(e, first);
+    expect(e.windows.get(2_000)?.failed).toBe(true);
+    const tat = e.tat.listings;
+    // Within its time, the retry is free; fifteen seconds later, it is paid again.
+    const late = delivery(['sY'], 18_000, { createdAt: 2_600 });
+    e.readAt = 17_900;
+    expect(decide(e, late, 18_000)).toEqual({ kind: 'wait', until: 18_000 });
+    expect(e.tat.listings).toBe(Math.max(18_000, tat) + RULES.listings.everyMs);
+  });
+
+  it('a paid read its delivery left unmade, taken on after its time, is paid for again', () => {
+    const e = warm(2_000);
+    const first = delivery(['sX'], 3_000);
+    expect(decide(e, first, 3_000)).toEqual({ kind: 'read' });
+    // Its read is given back unmade (the delivery moved on to another call): still paid, now owned by nobody.
+    if (e.read) Object.assign(e.read, { owner: undefined, calling: false });
+    const tat = e.tat.reads;
+    const late = delivery(['sY'], 9_000);
+    expect(decide(e, late, 9_000)).toEqual({ kind: 'read' });
+    expect(e.tat.reads).toBe(Math.max(9_000, tat) + RULES.reads.everyMs);
+  });
 });

@@ -166,7 +166,7 @@ export const overBound = (times: readonly number[], burst: number, refillMs: num
 /**
  * The promise on revoked secrets, for a perform that ran on its delivered body (Svix's copy carries a mark the
  * delivered body lacks): every secret that signed it replaced, and its own process had learnt of a newer one before
- * it began (a read showed it, or Svix's record confirmed a genuine delivery signed by newer ones alone), or any
+ * it began (Svix's record confirmed a genuine delivery signed by newer ones alone), or any
  * process saw a newer one more than a minute before it ended, or it was replaced more than 10 minutes
  * (RULES.freshForMs) before, whatever any process saw. Times are the world's: Svix keeps its rotations in its
  * database, whatever its clock does.
@@ -192,8 +192,9 @@ const revocationBroken = (run: Judged, perform: PerformRecord): string | undefin
   return undefined;
 };
 
-/** When the perform's own process (this life of it) first learnt that `spell` was replaced: a read of the secret
- * showed a newer one, or a genuine delivery signed by newer secrets alone was confirmed by Svix's record. */
+/** When the perform's own process (this life of it) first learnt from Svix's record that `spell` was replaced: it
+ * confirmed a genuine delivery signed by newer secrets alone. (What a read taught is judged by the promise across
+ * processes: two processes' clocks may order two sightings either way, the limit docs/guarantees.md names.) */
 const learntNewerAt = ({ svix, performs }: Judged, { process, life }: PerformRecord, spell: SecretSpell): number => {
   const { secrets } = svix.endpoint(spell.endpoint);
   const newer = (other: SecretSpell) =>
@@ -201,7 +202,6 @@ const learntNewerAt = ({ svix, performs }: Judged, { process, life }: PerformRec
   let at = Infinity;
   for (const p of performs) {
     if (p.process !== process || p.life !== life) continue;
-    for (const call of p.calls) if (call.ok && call.showed && newer(call.showed)) at = Math.min(at, call.end);
     const { kind, signedBy } = p.delivery;
     const confirmed = p.outcome === 'ran' && p.items.some((item) => item.copy === 'record');
     if (kind === 'genuine' && confirmed && signedBy.length > 0 && signedBy.every(newer)) at = Math.min(at, p.end);
