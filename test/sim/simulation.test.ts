@@ -169,6 +169,8 @@ const REGRESSIONS: Array<[setting: string, seed: number, found: string, sets?: s
     '962d0e2: a secret replaced at once stayed trusted after the record confirmed its successor',
   ],
   ['flood-then-stolen', 45, '962d0e2: bodies signed with the replaced secret ran after a flood spent the reads'],
+  ['edits-wide', 208, 'a history write throttled false was never made again: a replaced secret ran 153 s later'],
+  ['junk-recent-windows', 387, 'junk made a failed listing free 15 s after its time: one past the allowance'],
   [
     'wide-world-cold',
     12,
