@@ -68,5 +68,8 @@ const fixture = {
     ),
   },
 };
-writeFileSync(new URL('../src/tools/contract/svix-schemas.json', import.meta.url), `${JSON.stringify(fixture, null, 2)}\n`);
+writeFileSync(
+  new URL('../src/tools/contract/svix-schemas.json', import.meta.url),
+  `${JSON.stringify(fixture, null, 2)}\n`,
+);
 console.log(`wrote ${Object.keys(kept).length} schemas from ${spec.info.title} ${spec.info.version}`);
