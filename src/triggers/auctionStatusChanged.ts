@@ -122,7 +122,9 @@ export const operationsFor = (runtime: Runtime) => {
     if (!filters.skipOutdated || !wanted) return claim((claimed) => (claimed && wanted ? [item] : []));
     const bounded = withinDeadline(runtime.clock, io, event.deadline); // as the claim's and the machine's calls do
     return (async () => {
-      if (await isOutdated(bounded, scope, item.auctionUuid, event.occurredAtMs)) return [];
+      // Skipped as outdated, it is claimed all the same: an edit that turns the option off does not run it when
+      // Svix sends it again.
+      if (await isOutdated(bounded, scope, item.auctionUuid, event.occurredAtMs)) return claim(() => []);
       if (!(await claim((claimed) => claimed))) return [];
       await recordNewest(bounded, scope, item.auctionUuid, event.occurredAtMs);
       return [item];

@@ -118,6 +118,13 @@ describe('Skip Outdated Events', () => {
     ).resolves.toHaveLength(1);
   });
 
+  it('claims an event it skipped as outdated: turned off by an edit, the option does not run it when sent again', async () => {
+    // #53.6: 962d0e2 left the skipped event unclaimed, and ran it once the option was off.
+    await expect(deliver(sold, { msgId: later }, { skipOutdated: true })).resolves.toHaveLength(1);
+    await expect(deliver(opened, { msgId: earlier }, { skipOutdated: true })).resolves.toEqual([]);
+    await expect(deliver(opened, { msgId: earlier }, { skipOutdated: false })).resolves.toEqual([]);
+  });
+
   it('runs a redelivered message once, and records its time once', async () => {
     await expect(deliver(sold, { msgId: later }, { skipOutdated: true })).resolves.toHaveLength(1);
     await expect(deliver(sold, { msgId: later }, { skipOutdated: true })).resolves.toEqual([]);
