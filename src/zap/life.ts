@@ -137,7 +137,7 @@ export const subscribeZap = async (z: ZObject, bundle: Bundle, now: number): Pro
   const { others, earlier, disabledOn } = await earlierOfZap(caller, known ?? [], scope);
   const filters = readFilters(bundle.inputData);
   const asked = filters.ok && filters.filters.catchUp;
-  const off = Off.decode(await cached(() => io.cache.get(offKey(scope))));
+  const off = Off.decode(await cached(() => io.cache.get(offKey(caller.connection, scope))));
   // An endpoint of this Zap Svix had disabled is off since it was disabled: as long as Svix keeps its messages.
   const disabled = disabledOn === undefined ? undefined : { at: now, claims: scope, since: 0, on: disabledOn };
   const { since, on } = catchUpOf({
@@ -195,7 +195,7 @@ export const unsubscribeZap = async (z: ZObject, bundle: Bundle, now: number): P
     const since = own?.disabled === true ? 0 : now - CATCH_UP.inFlightMs;
     const on = stored.right.on ?? (own && onOf(own)) ?? stored.right.checkedAt ?? now;
     const off: Off = { at: now, claims: claimScopeOf(stored.right), since, on };
-    await cached(() => caller.io.cache.set(offKey(scope), off, CLAIM_TTL_SECONDS, false));
+    await cached(() => caller.io.cache.set(offKey(caller.connection, scope), off, CLAIM_TTL_SECONDS, false));
   }
   return { removed };
 };

@@ -38,7 +38,9 @@ export const registryKey = (connection: Pick<Caller['connection'], 'appId' | 'ba
  * and since when it had run them. */
 export const Off = t.type({ at: t.number, claims: t.string, since: t.number, on: t.number });
 export type Off = t.TypeOf<typeof Off>;
-export const offKey = (scope: string): string => `off:${scope}`;
+/** Per Consumer App (by where the connection finds it) and Zap: a Zap moved to another Consumer App finds none there. */
+export const offKey = (connection: Pick<Caller['connection'], 'appId' | 'baseUrl'>, scope: string): string =>
+  `off:${hashOf(`${connection.appId}\u0000${connection.baseUrl}`)}:${scope}`;
 
 /** The rate each of `count` endpoints gets: 25 a second between them, at least 1 each (Svix's least). */
 export const shareOf = (count: number): number => Math.max(1, Math.floor(PACE_PER_SECOND / Math.max(1, count)));

@@ -166,6 +166,29 @@ describe('a Zap edited while it is on', () => {
     }
   });
 
+  it("moved to a connection of another Consumer App, catches up on none of that app's past events", async () => {
+    // #53.5: the off record was keyed by the Zap alone, and the other app's catch-up ran 3 of its events.
+    await start();
+    const zap = await runner.turnOn('Email bidders');
+    const otherApp = (await runSetup({ client: account, appName: 'Another House' })).appId;
+    const elsewhere = new AuctionService(account, otherApp);
+    for (let index = 0; index < 3; index += 1) await elsewhere.emitNext(2);
+    await settle();
+    await runner.turnOff(zap);
+    const other = new HookRunner({ app, platform, authData: { ...authData, appId: otherApp }, identity: IDENTITY });
+    await other.start();
+    try {
+      const moved = await other.turnOn(zap.name, { catchUp: true }, zap.id);
+      for (let round = 0; round < 2; round += 1) {
+        await emulator.idle();
+        await other.idle();
+      }
+      expect(other.runs.filter((run) => run.zapId === moved.id && run.outcome === 'ran')).toEqual([]);
+    } finally {
+      await other.stop();
+    }
+  });
+
   it("keeps the new version's endpoint when the old version's unsubscribe is handed its subscription (same URL)", async () => {
     await start();
     const zap = await runner.turnOn('Email bidders');
@@ -284,9 +307,9 @@ describe('a Zap turned off and on again', () => {
     const zap = await offAndOn({});
     // The Zap went off 3 minutes ago (what its unsubscribe kept, moved back).
     const scope = zapScopeOf({ id: zap.id }, zap.targetUrl);
-    const off = platform.peek(IDENTITY, offKey(scope));
+    const off = platform.peek(IDENTITY, offKey({ appId, baseUrl: authData.serverUrl ?? '' }, scope));
     expect(off).toEqual(expect.objectContaining({ claims: scope }));
-    platform.poke(IDENTITY, offKey(scope), { ...Object(off), at: Date.now() - 3 * 60_000 });
+    platform.poke(IDENTITY, offKey({ appId, baseUrl: authData.serverUrl ?? '' }, scope), { ...Object(off), at: Date.now() - 3 * 60_000 });
     await runner.turnOn(zap.name, zap.inputData, zap.id);
     await send(1);
     await settle();
