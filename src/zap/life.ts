@@ -88,10 +88,21 @@ const repace = async (caller: Caller, endpoints: Paced[], rate: number, down: bo
 
 /** Asks Svix to send the endpoint what it missed since then: undefined when it does, else why it did not. */
 const catchUp = async (caller: Caller, endpointId: string, since: number): Promise<Missed | undefined> => {
-  const answer = await replayMissing(caller, endpointId, since).catch(() => 500);
-  if (answer === true) return undefined;
-  return answer === 401 || answer === 403 ? 'not-permitted' : 'refused';
+  for (let attempt = 1; ; attempt += 1) {
+    const answer = await replayMissing(caller, endpointId, since).catch(() => 500);
+    if (answer === true) return undefined;
+    if (answer === 401 || answer === 403) return 'not-permitted';
+    // A failure of a moment (Svix busy or out of reach) is asked again: Svix sends nothing twice that it sent once,
+    // and a catch-up skipped in silence loses what it was for.
+    const passing = answer === 429 || answer >= 500;
+    if (!passing || attempt >= CATCH_UP_TRIES || caller.deadline.remainingMs() < 2 * CATCH_UP_PAUSE_MS)
+      return 'refused';
+    await new Promise((resolve) => setTimeout(resolve, CATCH_UP_PAUSE_MS * attempt));
+  }
 };
+/** How often a catch-up is asked of Svix when it fails for a moment, and the pause before the next try (doubling). */
+const CATCH_UP_TRIES = 3;
+const CATCH_UP_PAUSE_MS = 500;
 
 /** Since when a Zap's endpoint has run events, as its metadata keeps it. */
 const onOf = (endpoint: EndpointOut): number | undefined => {

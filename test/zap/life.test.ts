@@ -109,6 +109,25 @@ describe('a Zap edited while it is on', () => {
     },
   );
 
+  it('asks Svix again for the catch-up it failed for a moment: an edit still runs every event once (#53.3)', async () => {
+    // 962d0e2 skipped the catch-up in silence after one 502: the events in flight were lost.
+    await start({
+      fault: ({ path, seen }) =>
+        path.endsWith('/replay-missing') && seen === 0
+          ? { kind: 'reply', status: 502, body: '<html>Bad gateway</html>' }
+          : undefined,
+    });
+    const zap = await runner.turnOn('Email bidders');
+    await send(2);
+    await settle();
+    const release = emulator.holdDeliveries();
+    await send(3);
+    await runner.edit(zap, { order: 'subscribe-first', sameUrl: false });
+    release();
+    await settle();
+    expect(runsOf(zap)).toEqual(Array<number>(5).fill(1));
+  });
+
   it('with its options widened, does not run what they skipped before the edit (its catch-up sends it again)', async () => {
     await start();
     const zap = await runner.turnOn('Open auctions', { statuses: ['OPEN_FOR_BIDDING'] });
@@ -309,7 +328,10 @@ describe('a Zap turned off and on again', () => {
     const scope = zapScopeOf({ id: zap.id }, zap.targetUrl);
     const off = platform.peek(IDENTITY, offKey({ appId, baseUrl: authData.serverUrl ?? '' }, scope));
     expect(off).toEqual(expect.objectContaining({ claims: scope }));
-    platform.poke(IDENTITY, offKey({ appId, baseUrl: authData.serverUrl ?? '' }, scope), { ...Object(off), at: Date.now() - 3 * 60_000 });
+    platform.poke(IDENTITY, offKey({ appId, baseUrl: authData.serverUrl ?? '' }, scope), {
+      ...Object(off),
+      at: Date.now() - 3 * 60_000,
+    });
     await runner.turnOn(zap.name, zap.inputData, zap.id);
     await send(1);
     await settle();
