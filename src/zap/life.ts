@@ -182,17 +182,19 @@ export const unsubscribeZap = async (z: ZObject, bundle: Bundle, now: number): P
   const all = await listEndpoints(caller).catch(() => undefined);
   const own = all?.find((endpoint) => endpoint.id === id || endpoint.uid === id);
   const madeAt = (endpoint: EndpointOut) => timeOfProviderId(endpoint.id) ?? Infinity;
+  const zapOf = (endpoint: EndpointOut) => endpoint.metadata?.zap;
+  // Older endpoints of this Zap at this URL (a lost subscribe answer's): another Zap's at the same URL is its own.
   const orphans = (all ?? []).filter(
     (endpoint) =>
       own !== undefined &&
       endpoint !== own &&
       isZapEndpoint(endpoint) &&
       endpoint.url === bundle.targetUrl &&
+      zapOf(endpoint) === zapOf(own) &&
       madeAt(endpoint) < madeAt(own),
   );
   // Handed the subscription of an edit's new version at the same URL (Zapier keeps one per URL, it may be): an
   // endpoint made in the last 2 minutes with an older one of its Zap there is the new version's, and stays.
-  const zapOf = (endpoint: EndpointOut) => endpoint.metadata?.zap;
   const edited =
     own !== undefined && now - madeAt(own) < CATCH_UP.editWithinMs && orphans.some((o) => zapOf(o) === zapOf(own));
   const removed = edited || (id ? (await deleteEndpoint(caller, own?.id ?? id)) === 'deleted' : false);

@@ -185,6 +185,15 @@ describe('a Zap edited while it is on', () => {
     }
   });
 
+  it("turned off, leaves another Zap's endpoint at the same target URL (#53.10)", async () => {
+    // 962d0e2 took the other Zap's older endpoint at that URL for a lost subscribe answer's, and deleted it.
+    await start();
+    const first = await runner.turnOn('Email bidders');
+    const second = await runner.turnOn('Update the website', {}, undefined, { hook: first.hook });
+    await runner.turnOff(second);
+    expect((await endpoints()).map(({ id }) => id)).toEqual([first.subscribeData.id]);
+  });
+
   it("moved to a connection of another Consumer App, catches up on none of that app's past events", async () => {
     // #53.5: the off record was keyed by the Zap alone, and the other app's catch-up ran 3 of its events.
     await start();
