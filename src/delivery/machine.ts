@@ -89,8 +89,9 @@ interface Call {
   at: number;
   owner?: Delivery;
   calling: boolean;
-  /** Paid from the allowance. */
+  /** Paid from the allowance, and by whom. */
   paid: boolean;
+  payer?: Delivery;
 }
 /** A refusal of a call by Svix (the key's rights, say): every delivery that arrived before it meets it. */
 type Refused = { at: number; failure: Failure };
@@ -168,10 +169,10 @@ const callAt = ({ svix, tat, rules }: Endpoint, now: number, kind?: Kind): numbe
 const take = (e: Endpoint, kind: Kind, at: number) =>
   void (e.tat[kind] = Math.max(at, e.tat[kind]) + e.rules[kind].everyMs);
 
-/** Joined, unless unowned, not under way, and unpaid or paid for a time now past (the allowance counts a call at the
- * time it was paid for): then a delivery that pays takes it on, at its allowance's time. */
-const shouldJoin = (call: Call, pays: boolean, now: number): boolean =>
-  call.calling || call.owner !== undefined || (call.paid && call.at >= now) || !pays;
+/** Joined, unless unowned, not under way, and unpaid or paid by another for a time now past (the allowance counts a
+ * call at the time it was paid for): then a delivery that pays takes it on, at its allowance's time. */
+const shouldJoin = (call: Call, d: Delivery, pays: boolean, now: number): boolean =>
+  call.calling || call.owner !== undefined || (call.paid && (call.at >= now || call.payer === d)) || !pays;
 /** Joins a call scheduled or under way: its owner makes it at its time; the others wait for what it answers. */
 const join = (call: Call, d: Delivery, now: number, command: Command): Command => {
   if (call.calling || (call.owner && call.owner !== d)) return wait(d.deadline);
@@ -225,12 +226,12 @@ const reading = (e: Endpoint, d: Delivery, now: number, kind?: Kind, after = -In
   const refused = e.refused && e.refused.at >= d.arrivedAt ? e.refused.failure : undefined;
   if (refused?.kind === 'error' && refused.status === 404) return halt('gone');
   if (refused) return { kind: 'refused', call: 'read', failure: refused };
-  if (read && shouldJoin(read, kind !== undefined, now))
+  if (read && shouldJoin(read, d, kind !== undefined, now))
     return read.at + CALL_MS > d.deadline ? undefined : join(read, d, now, READ);
   const at = Math.max(callAt(e, now, kind), after, read?.at ?? -Infinity);
   if (at + CALL_MS > d.deadline) return undefined;
   if (kind) take(e, kind, at);
-  e.read = { at, calling: false, owner: d, paid: kind !== undefined };
+  e.read = { at, calling: false, owner: d, paid: kind !== undefined, payer: kind === undefined ? undefined : d };
   return join(e.read, d, now, READ);
 };
 
@@ -255,7 +256,7 @@ const record = (e: Endpoint, d: Delivery, createdAt: number, now: number, kind?:
   const own = Math.max(callAt(e, now, pays), (w?.listedAt ?? -Infinity) + rules.togetherMs);
   const pending = w && !w.complete && !w.refused ? w : undefined;
   // A listing past its first page is joined too: its later pages are free.
-  const joined = pending && (shouldJoin(pending, pays !== undefined, now) || pending.listing > 0);
+  const joined = pending && (shouldJoin(pending, d, pays !== undefined, now) || pending.listing > 0);
   if (pending && (pending.calling || (joined && pending.at <= own && pending.at + CALL_MS <= d.deadline))) {
     const range = { after: start - rules.marginMs, before: start + rules.windowMs + rules.marginMs };
     return join(pending, d, now, { kind: 'list', window: start, ...range, iterator: pending.iterator });
@@ -263,12 +264,20 @@ const record = (e: Endpoint, d: Delivery, createdAt: number, now: number, kind?:
   if (own + CALL_MS > d.deadline) return undefined;
   if (pays) take(e, pays, own);
   // Taken on at its own time, the call is its own: paid if it pays (junk pays for a free call it takes on), free if not.
-  if (pending) Object.assign(pending, { at: own, owner: d, paid: pays !== undefined });
+  if (pending) Object.assign(pending, { at: own, owner: d, paid: pays !== undefined, payer: pays && d });
   else if (w)
-    Object.assign(w, { at: own, owner: d, calling: false, paid: pays !== undefined, ...listing, iterator: undefined });
+    Object.assign(w, {
+      at: own,
+      owner: d,
+      calling: false,
+      paid: pays !== undefined,
+      payer: pays && d,
+      ...listing,
+      iterator: undefined,
+    });
   else {
     const made = { pages: 0, listedAt: -Infinity, messages: new Map<string, Listed>(), ...listing };
-    e.windows.set(start, { at: own, owner: d, calling: false, paid: pays !== undefined, ...made });
+    e.windows.set(start, { at: own, owner: d, calling: false, paid: pays !== undefined, payer: pays && d, ...made });
   }
   return wait(own);
 };
