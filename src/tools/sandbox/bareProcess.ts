@@ -48,7 +48,7 @@ export interface BareOptions {
 /** The compiled sandbox beside this file, or dist/tools/sandbox/ when this runs from its TypeScript source (under jest). */
 const HERE = __filename.endsWith('.ts') ? join(__dirname, '..', '..', '..', 'dist', 'tools', 'sandbox') : __dirname;
 const RUNNER = join(HERE, 'bareRunner.js');
-const APP_ENTRY = join(HERE, '..', '..', 'index.js');
+const APP_ENTRY = join(HERE, '..', '..', '..', 'index.js');
 
 /** The process's environment: as on Zapier, not a test run (core words its errors for production then). */
 const environment = (): NodeJS.ProcessEnv => {
