@@ -33,6 +33,14 @@ import { SKEW_MS, unsureUntil, type History, type Sighting } from './history';
  *    is final, and a genuine event halted is lost in silence).
  * Junk costs at most the allowance: per endpoint and process, reads and listings each a burst, then one per 2 s.
  * One read at a time, one listing per window: made by the delivery that scheduled it, the others waiting for it.
+ * A call the allowance paid for is made at its time or paid again; a failed listing's retry is free at its time only.
+ *
+ * Where things are, for a reader: `decide` (below) is the only entry for a delivery; `next` holds rules 1 to 5 in
+ * order; `timeUp` is the verdict once no call fits. What a call answered is learnt by `apply` (answers.ts), the
+ * other half of the machine. The states: each call (the read, each window's listing) is scheduled (`at`, its owner),
+ * under way (`calling`), then answered, failed (tried again after the back-off) or refused; sharing with z.cache is
+ * idle, or next a `look`, a `reread` (a write answered `false`), a `create` or an `update`; a delivery is deciding,
+ * then holds its verdict while it shares what it read (rule 1) or reads a secret in doubt (rule 3).
  */
 
 export const RULES = {
