@@ -36,8 +36,10 @@ export const apply = (e: Endpoint, r: Result, now: number, by?: Delivery): void 
   if (r.kind === 'looked') {
     if (!r.value && !r.ok) return void failed();
     // Nothing, where a write answered `false`: the read was throttled, or the write was (Zapier may answer a throttled
-    // set `false`) and nothing is there. Written again, as new: a history there answers it `false` once more.
-    if (!r.value && cache.next === 'reread') return void (failed(), (cache.next = 'create'));
+    // set `false`) and nothing is there. Looked at again and written again as new, in turn (a history there answers
+    // the write `false` once more), so that neither reading of the answers can hold the sharing back for long.
+    if (!r.value && cache.next === 'reread')
+      return void (failed(), (cache.next = cache.failures % 2 === 1 ? 'create' : 'reread'));
     if (r.value) e.history = merge(e.history, r.value);
     cache.failures = 0;
     const next = !r.value ? 'create' : lacks(r.value, e.history) ? 'update' : undefined;
@@ -65,7 +67,8 @@ export const apply = (e: Endpoint, r: Result, now: number, by?: Delivery): void 
       return void (r.kind === 'read' ? (e.refused = refused) : w && (w.refused = refused));
     }
     Object.assign(svix, { failures: svix.failures + 1, failedAt: now, retryAfter });
-    if (w) Object.assign(w, { failed: true, at: now + Math.max(backoffMs(svix.failures), retryAfter) });
+    // The failed call spent what paid for it: its retry is free at its time (the machine), paid for if made later.
+    if (w) Object.assign(w, { failed: true, paid: false, at: now + Math.max(backoffMs(svix.failures), retryAfter) });
   } else if (r.kind === 'read') {
     const before = e.history;
     Object.assign(svix, { failures: 0, retryAfter: 0 });

@@ -33,7 +33,7 @@ import { SKEW_MS, unsureUntil, type History, type Sighting } from './history';
  *    is final, and a genuine event halted is lost in silence).
  * Junk costs at most the allowance: per endpoint and process, reads and listings each a burst, then one per 2 s.
  * One read at a time, one listing per window: made by the delivery that scheduled it, the others waiting for it.
- * A call the allowance paid for is made at its time or paid again; a failed listing's retry is free at its time only.
+ * A failed listing's retry is free at its time only: made later, it is a call of its own.
  *
  * Where things are, for a reader: `decide` (below) is the only entry for a delivery; `next` holds rules 1 to 5 in
  * order; `timeUp` is the verdict once no call fits. What a call answered is learnt by `apply` (answers.ts), the
@@ -97,9 +97,8 @@ interface Call {
   at: number;
   owner?: Delivery;
   calling: boolean;
-  /** Paid from the allowance, and by whom. */
+  /** Paid from the allowance. */
   paid: boolean;
-  payer?: Delivery;
 }
 /** A refusal of a call by Svix (the key's rights, say): every delivery that arrived before it meets it. */
 type Refused = { at: number; failure: Failure };
@@ -177,10 +176,9 @@ const callAt = ({ svix, tat, rules }: Endpoint, now: number, kind?: Kind): numbe
 const take = (e: Endpoint, kind: Kind, at: number) =>
   void (e.tat[kind] = Math.max(at, e.tat[kind]) + e.rules[kind].everyMs);
 
-/** Joined, unless unowned, not under way, and unpaid or paid by another for a time now past (the allowance counts a
- * call at the time it was paid for): then a delivery that pays takes it on, at its allowance's time. */
-const shouldJoin = (call: Call, d: Delivery, pays: boolean, now: number): boolean =>
-  call.calling || call.owner !== undefined || (call.paid && (call.at >= now || call.payer === d)) || !pays;
+/** Joined, unless unpaid, unowned and not under way: then a delivery that pays takes it on, at its allowance's time. */
+const shouldJoin = (call: Call, pays: boolean): boolean =>
+  call.calling || call.owner !== undefined || call.paid || !pays;
 /** Joins a call scheduled or under way: its owner makes it at its time; the others wait for what it answers. */
 const join = (call: Call, d: Delivery, now: number, command: Command): Command => {
   if (call.calling || (call.owner && call.owner !== d)) return wait(d.deadline);
@@ -234,12 +232,12 @@ const reading = (e: Endpoint, d: Delivery, now: number, kind?: Kind, after = -In
   const refused = e.refused && e.refused.at >= d.arrivedAt ? e.refused.failure : undefined;
   if (refused?.kind === 'error' && refused.status === 404) return halt('gone');
   if (refused) return { kind: 'refused', call: 'read', failure: refused };
-  if (read && shouldJoin(read, d, kind !== undefined, now))
+  if (read && shouldJoin(read, kind !== undefined))
     return read.at + CALL_MS > d.deadline ? undefined : join(read, d, now, READ);
   const at = Math.max(callAt(e, now, kind), after, read?.at ?? -Infinity);
   if (at + CALL_MS > d.deadline) return undefined;
   if (kind) take(e, kind, at);
-  e.read = { at, calling: false, owner: d, paid: kind !== undefined, payer: kind === undefined ? undefined : d };
+  e.read = { at, calling: false, owner: d, paid: kind !== undefined };
   return join(e.read, d, now, READ);
 };
 
@@ -264,7 +262,7 @@ const record = (e: Endpoint, d: Delivery, createdAt: number, now: number, kind?:
   const own = Math.max(callAt(e, now, pays), (w?.listedAt ?? -Infinity) + rules.togetherMs);
   const pending = w && !w.complete && !w.refused ? w : undefined;
   // A listing past its first page is joined too: its later pages are free.
-  const joined = pending && (shouldJoin(pending, d, pays !== undefined, now) || pending.listing > 0);
+  const joined = pending && (shouldJoin(pending, pays !== undefined) || pending.listing > 0);
   if (pending && (pending.calling || (joined && pending.at <= own && pending.at + CALL_MS <= d.deadline))) {
     const range = { after: start - rules.marginMs, before: start + rules.windowMs + rules.marginMs };
     return join(pending, d, now, { kind: 'list', window: start, ...range, iterator: pending.iterator });
@@ -272,20 +270,19 @@ const record = (e: Endpoint, d: Delivery, createdAt: number, now: number, kind?:
   if (own + CALL_MS > d.deadline) return undefined;
   if (pays) take(e, pays, own);
   // Taken on at its own time, the call is its own: paid if it pays (junk pays for a free call it takes on), free if not.
-  if (pending) Object.assign(pending, { at: own, owner: d, paid: pays !== undefined, payer: pays && d });
+  if (pending) Object.assign(pending, { at: own, owner: d, paid: pays !== undefined });
   else if (w)
     Object.assign(w, {
       at: own,
       owner: d,
       calling: false,
       paid: pays !== undefined,
-      payer: pays && d,
       ...listing,
       iterator: undefined,
     });
   else {
     const made = { pages: 0, listedAt: -Infinity, messages: new Map<string, Listed>(), ...listing };
-    e.windows.set(start, { at: own, owner: d, calling: false, paid: pays !== undefined, payer: pays && d, ...made });
+    e.windows.set(start, { at: own, owner: d, calling: false, paid: pays !== undefined, ...made });
   }
   return wait(own);
 };

@@ -171,6 +171,7 @@ const REGRESSIONS: Array<[setting: string, seed: number, found: string, sets?: s
   ['flood-then-stolen', 45, '962d0e2: bodies signed with the replaced secret ran after a flood spent the reads'],
   ['edits-wide', 208, 'a history write throttled false was never made again: a replaced secret ran 153 s later'],
   ['junk-recent-windows', 387, 'junk made a failed listing free 15 s after its time: one past the allowance'],
+  ['history-faults', 7, 'a write and a look in turn, each on a throttled call: the new secret never shared'],
   [
     'wide-world-cold',
     12,
