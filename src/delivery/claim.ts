@@ -1,4 +1,4 @@
-import { CLAIM_MIN_MS, REMEMBER_RUNS_MS } from '../limits';
+import { REMEMBER_RUNS_MS } from '../limits';
 import { CLOCK_ALLOWANCE_SECONDS, type SigningWindow } from '../svix/signature';
 import { backoffMs } from './machine';
 
@@ -23,8 +23,6 @@ export const CLAIM_TTL_SECONDS = SIGNING_WINDOW.maxAgeSeconds + CLOCK_ALLOWANCE_
 
 export const isTooOldToRemember = (occurredAtMs: number, nowMs: number): boolean =>
   occurredAtMs < nowMs - SIGNING_WINDOW.maxAgeSeconds * 1000;
-
-export { CLAIM_MIN_MS };
 
 /** A message's claim, per Zap: its claim scope (claimScopeOf: the Zap, or its first endpoint before scopes). */
 export const claimKey = (scope: string, messageId: string): string => `seen:${scope}:${messageId}`;

@@ -31,8 +31,6 @@ export type Verdict =
   | { kind: 'halt'; why: Halt }
   | { kind: 'unchecked' }
   | { kind: 'refused'; call: 'read' | 'list'; failure: Failure };
-/** The verdicts that run the Zap. */
-export type Runs = Extract<Verdict, { kind: 'signed' | 'confirmed' }>;
 /** A delivery as its perform reads it, before the machine keeps anything of it. */
 export type Envelope = Omit<Delivery, 'looked' | 'steps' | 'verdict'>;
 type Run = { runtime: Runtime; io: Io; caller: () => Caller; sub: Subscription; slot: Slot; delivery: Delivery };

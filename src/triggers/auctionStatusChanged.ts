@@ -1,6 +1,7 @@
 import { isRight } from 'fp-ts/Either';
 import { defineTrigger, type Bundle, type ZObject } from 'zapier-platform-core';
-import { CLAIM_MIN_MS, claimKey, isTooOldToRemember, SIGNING_WINDOW } from '../delivery/claim';
+import { claimKey, isTooOldToRemember, SIGNING_WINDOW } from '../delivery/claim';
+import { CLAIM_MIN_MS } from '../limits';
 import { claimOnce, verify, type Verdict } from '../delivery/driver';
 import { withinDeadline } from '../zapier/cache';
 import type { Runtime } from '../delivery/runtime';
