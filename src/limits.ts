@@ -26,9 +26,14 @@ export const SVIX_CLOCK_ALLOWANCE_MS = 5 * MINUTE;
 /** How long a run is remembered (a claim's life): Svix retries a message for about 33 hours, and a person may ask it
  * to resend one for days. An event older than this is not run again. */
 export const REMEMBER_RUNS_MS = 7 * DAY;
-/** The furthest back a catch-up reaches: a day inside REMEMBER_RUNS_MS, since a long catch-up arrives over hours at
- * the Zap's pace, and each replay must still find its claim. */
-export const CATCH_UP_REACH_MS = REMEMBER_RUNS_MS - DAY;
+/** The furthest back "Run Events Missed While Off" surely reaches: a Zap's parked endpoint keeps what Svix made while
+ * it was off in Svix's retry schedule, which retries a message for 27.6 hours, 22 at the least (its jitter, -20%).
+ * Nothing is asked of Svix again: a resend it makes once could be lost. */
+export const CATCH_UP_REACH_MS = 22 * HOUR;
+/** A Zap turned off and on again within this long runs what was made between, as an edit does: Zapier runs an edit
+ * of a Zap that is on as an unsubscribe and a subscribe, in an order and at a distance no source gives, and the two
+ * cannot be told from a person's off and on. */
+export const EDIT_GAP_MS = HOUR;
 /** What the Zaps of one Consumer App share, messages a second: under Zapier's 30 a hook, with room for Svix's pacing
  * letting a few percent more through. */
 export const PACE_PER_SECOND = 25;

@@ -12,7 +12,8 @@ import {
   ZAPIER_HOOKS_PER_SECOND,
   ZAPIER_PERFORM_MS,
 } from '../src/limits';
-import { CATCH_UP } from '../src/zap/policy';
+import { RETRY_JITTER, RETRY_SCHEDULE_MS } from '../src/svix/rules';
+import { IN_FLIGHT_MS, PARKED_FOR_MS } from '../src/zap/policy';
 
 /**
  * The limits (src/limits.ts) and the rules that keep each promise, held together: a rule changed so that a promise
@@ -59,10 +60,15 @@ describe('the limits, and the promises they serve', () => {
     expect(CLAIM_TTL_SECONDS * 1_000).toBeGreaterThanOrEqual(REMEMBER_RUNS_MS + 2 * SVIX_CLOCK_ALLOWANCE_MS);
   });
 
-  it('a catch-up reaches as far as Svix may still be sending, and its replays arrive while runs are remembered', () => {
-    expect(CATCH_UP.inFlightMs).toBeLessThanOrEqual(CATCH_UP_REACH_MS);
-    expect(CATCH_UP.maxMs).toBe(CATCH_UP_REACH_MS);
-    expect(CATCH_UP_REACH_MS).toBeLessThan(REMEMBER_RUNS_MS);
+  it("a catch-up reaches no further than Svix surely still retries, and a parked endpoint outlives Svix's retries", () => {
+    const schedule = RETRY_SCHEDULE_MS.reduce((sum, wait) => sum + wait, 0);
+    // What a parked endpoint holds for a Zap turned on again: each message retried for the whole schedule, at the
+    // least its jitter gives.
+    expect(CATCH_UP_REACH_MS).toBeLessThanOrEqual(schedule * (1 - RETRY_JITTER));
+    expect(PARKED_FOR_MS).toBeGreaterThanOrEqual(schedule * (1 + RETRY_JITTER));
+    expect(IN_FLIGHT_MS).toBe(PARKED_FOR_MS);
+    // Whatever Svix may still send, even with Retry-After doubling each wait, finds its claim.
+    expect(2 * IN_FLIGHT_MS).toBeLessThan(REMEMBER_RUNS_MS);
   });
 
   it("the Zaps' shared pace stays under what Zapier takes from one hook", () => {
@@ -72,7 +78,7 @@ describe('the limits, and the promises they serve', () => {
   it('says a limit as a person reads it', () => {
     expect([REMEMBER_RUNS_MS, CATCH_UP_REACH_MS, SVIX_CLOCK_ALLOWANCE_MS].map(inWords)).toEqual([
       '7 days',
-      '6 days',
+      '22 hours',
       '5 minutes',
     ]);
     expect(inWords(3_600_000)).toBe('1 hour');

@@ -159,7 +159,7 @@ describe("a Zap's endpoint that Svix disabled after its deliveries failed for da
     expect(running.runs.filter((run) => run.outcome === 'ran').length).toBe(before + 1);
   });
 
-  it('turning it on again while the old endpoint stayed (its unsubscribe lost) removes that endpoint', async () => {
+  it('turning it on again while the endpoint stayed (its unsubscribe lost) enables that endpoint: one, live', async () => {
     const { authData, zap, appId } = await disabledZap();
     const again = await invoke('triggers.auction_status_changed.operation.performSubscribe', {
       authData,
@@ -167,7 +167,7 @@ describe("a Zap's endpoint that Svix disabled after its deliveries failed for da
       inputData: {},
       meta: { zap: { id: zap.id, name: zap.name } },
     });
-    expect(JSON.stringify(again)).not.toContain(zap.subscribeData.id);
+    expect(JSON.stringify(again)).toContain(zap.subscribeData.id);
     const listed = await account.call({ method: 'GET', path: `/api/v1/app/${appId}/endpoint`, action: 'x' });
     expect(account.decode(EndpointList, listed.body, 'x').data.map((endpoint) => endpoint.disabled)).toEqual([false]);
     await expect(invoke('authentication.test', { authData })).resolves.toEqual(expect.anything());

@@ -1,4 +1,4 @@
-import { CATCH_UP_REACH_MS, inWords } from '../limits';
+import { CATCH_UP_REACH_MS, EDIT_GAP_MS, inWords } from '../limits';
 import { FILTER_LABELS } from './filters';
 
 /** The options of Auction Status Changed, as the Zap editor shows them (their dropdowns are the hidden triggers). */
@@ -35,6 +35,6 @@ export const auctionStatusChangedInputFields = (dropdowns: { statuses: string; a
     type: 'boolean' as const,
     required: false,
     default: 'false',
-    helpText: `Choose **Yes** to also run the Zap, when you turn it on again, for the auction events sent while it was off (up to ${inWords(CATCH_UP_REACH_MS)}), each once: events it ran before it was turned off do not run again. Leave it at **No** to start from new events, as Zaps usually do.`,
+    helpText: `Choose **Yes** to also run the Zap, when you turn it on again, for the auction events sent while it was off (those of the last ${inWords(CATCH_UP_REACH_MS)}), each once. Leave it at **No** to start from new events, as Zaps usually do; a Zap off for less than ${inWords(EDIT_GAP_MS)} runs them anyway, as Zapier may turn a Zap off and on to publish an edit.`,
   },
 ];

@@ -25,7 +25,8 @@ export const ACTIONS = {
   readEndpoint: "reading this Zap's endpoint",
   paceEndpoint: "pacing this Zap's endpoint with the others",
   listEndpoints: "reading your Consumer App's endpoints",
-  replayMissing: 'asking Svix to resend missed events',
+  pointEndpoint: "pointing this Zap's endpoint at Zapier",
+  parkEndpoint: "keeping this Zap's endpoint while it is off",
   readSecret: 'reading the key this Zap checks deliveries with',
   deleteEndpoint: "removing this Zap's endpoint",
   recentEvents: 'reading recent auction events',
@@ -78,8 +79,8 @@ export interface NewEndpoint {
   uid: string;
   description: string;
   secret: string;
-  /** Which Zap it serves (its scope, zap/life.ts) and since when it has run events, so that a listing says. */
-  metadata: { zap: string; on: string };
+  /** Which Zap it serves, its generation and since when the Zap runs events (zap/policy.ts), so that a listing says. */
+  metadata: Record<string, string>;
   /** Messages a second Svix sends it at most. */
   throttleRate?: number;
 }
@@ -125,17 +126,40 @@ export const findEndpoint = async (caller: Caller, idOrUid: string): Promise<End
   return answer.status === 404 ? undefined : decodeAnswer(caller, EndpointOut, answer.body, action);
 };
 
-/** Paces an endpoint at `rate` messages a second: what Svix answered, 404 when the endpoint is gone. */
-export const paceEndpoint = async (caller: Caller, endpointId: string, rate: number): Promise<number> => {
+/** What a PATCH of a Zap's endpoint changes: where it points, whether Svix sends to it, what it says and keeps. */
+export type EndpointChange = {
+  url?: string;
+  disabled?: boolean;
+  description?: string;
+  metadata?: Record<string, string>;
+  throttleRate?: number;
+};
+
+/**
+ * Changes an endpoint (only the fields given): what Svix answered (404 when the endpoint is gone, 422 refused) and,
+ * when it changed it, when (`updatedAt`, on Svix's clock).
+ */
+export const changeEndpoint = async (
+  caller: Caller,
+  endpointId: string,
+  change: EndpointChange,
+  action: string,
+): Promise<{ status: number; at?: number }> => {
   const answer = await callProvider(caller, {
     method: 'PATCH',
     path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}`,
-    body: { throttleRate: rate },
-    action: ACTIONS.paceEndpoint,
+    body: change,
+    action,
     accept: [404, 422],
   });
-  return answer.status;
+  if (answer.status >= 300) return { status: answer.status };
+  const at = Date.parse(decodeAnswer(caller, EndpointOut, answer.body, action).updatedAt ?? '');
+  return Number.isFinite(at) ? { status: answer.status, at } : { status: answer.status };
 };
+
+/** Paces an endpoint at `rate` messages a second: what Svix answered, 404 when the endpoint is gone. */
+export const paceEndpoint = async (caller: Caller, endpointId: string, rate: number): Promise<number> =>
+  (await changeEndpoint(caller, endpointId, { throttleRate: rate }, ACTIONS.paceEndpoint)).status;
 
 /** Every endpoint of the Consumer App, a page of 250 at a time (at most 20 pages). */
 export const listEndpoints = async (caller: Caller): Promise<EndpointOut[]> => {
@@ -156,21 +180,6 @@ export const listEndpoints = async (caller: Caller): Promise<EndpointOut[]> => {
     iterator = listed.iterator;
   }
   return endpoints;
-};
-
-/**
- * Asks Svix to send an endpoint the messages made since `since` that it was never sent (Svix Cloud's
- * `replay-missing`): true when Svix took it; what it refused, as a status, when not.
- */
-export const replayMissing = async (caller: Caller, endpointId: string, since: number): Promise<true | number> => {
-  const answer = await callProvider(caller, {
-    method: 'POST',
-    path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}/replay-missing`,
-    body: { since: new Date(since).toISOString() },
-    action: ACTIONS.replayMissing,
-    accept: [400, 401, 403, 404, 409, 422, 429],
-  });
-  return answer.status < 300 ? true : answer.status;
 };
 
 export const getEndpointSecret = async (

@@ -23,6 +23,7 @@ export const EndpointOut = t.intersection(
       filterTypes: nullable(t.array(t.string)),
       throttleRate: nullable(t.number),
       metadata: nullable(t.record(t.string, t.string)),
+      updatedAt: t.string,
     }),
   ],
   'EndpointOut',

@@ -25,7 +25,7 @@ import {
   unreadableFilter,
   type DeliveryRefusal,
 } from '../messages';
-import { claimScopeOf, RawRequest, SubscribeData } from '../models/inbound';
+import { claimScopeOf, isSkipped, RawRequest, SubscribeData } from '../models/inbound';
 import { connectionScope } from '../svix/connection';
 import { isMessageId } from '../svix/ids';
 import { timeOfProviderId } from '../svix/ksuid';
@@ -53,8 +53,11 @@ const refuse = (io: Pick<Io, 'errors'>, why: DeliveryRefusal): never => halt(io,
 export type DeliveryBundle = Pick<Bundle, 'authData' | 'inputData' | 'rawRequest' | 'subscribeData'>;
 
 export const operationsFor = (runtime: Runtime) => {
-  const performSubscribe = (z: ZObject, bundle: Bundle) => life().subscribeZap(z, bundle, runtime.clock.now());
-  const performUnsubscribe = (z: ZObject, bundle: Bundle) => life().unsubscribeZap(z, bundle, runtime.clock.now());
+  // On the ports they run on: Zapier's z, or the simulation's (a Zap's life there is this code's, too).
+  const performSubscribe = (z: ZObject | Io, bundle: ZapLife.ZapBundle) =>
+    life().subscribeZap(z, bundle, runtime.clock);
+  const performUnsubscribe = (z: ZObject | Io, bundle: ZapLife.ZapBundle) =>
+    life().unsubscribeZap(z, bundle, runtime.clock);
 
   type Items = AuctionStatusChangedItem[] | Promise<AuctionStatusChangedItem[]>;
   /**
@@ -73,6 +76,8 @@ export const operationsFor = (runtime: Runtime) => {
     if (!envelope.ok) return refuse(io, envelope.refusal);
     const { id, timestamp, signature, seconds } = envelope;
     const createdAt = isMessageId(id) ? timeOfProviderId(id) : undefined;
+    // Made while the Zap was off, and not asked for (zap/policy.ts): nothing to run, nothing to check.
+    if (isSkipped(zap.right.skip, createdAt)) return [];
     const occurredAtMs = eventTimeOf(createdAt, seconds * 1000);
     if (isTooOldToRemember(occurredAtMs, arrivedAt)) return refuse(io, 'event-too-old');
     const { checkedAt = 0, secret, on } = zap.right;

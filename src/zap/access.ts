@@ -1,11 +1,11 @@
 import { isRight } from 'fp-ts/Either';
-import { pacedOf, writeRegistry } from './life';
 import { appNotFound } from '../svix/api';
 import { EventTypeOut, ListResponseEndpointOut, type EndpointOut } from '../svix/codecs';
 import { EVENT_TYPE_ACTIONS, EVENT_TYPE_NAME } from '../svix/eventType';
 import { isIntegrationKey, isZapEndpoint } from '../svix/ids';
 import { callProvider, decodeAnswer, type Caller } from '../svix/client';
 import { EVENT_TYPE_ARCHIVED } from './endpoint';
+import { metadataOf } from './policy';
 
 /**
  * What the connection test checks beyond reading the Consumer App: that the
@@ -107,11 +107,11 @@ export const checkAccess = async (caller: Caller): Promise<void> => {
     if (read.archived === true)
       throw new caller.io.errors.Error(ACCESS_MESSAGES.eventTypeArchived, 'EventTypeArchived', 400);
   }
-  // Which endpoints the Zaps have, kept for the first Zap turned on (zap/life.ts): it then makes one Svix call.
   const endpoints = ListResponseEndpointOut.decode(answers[0]?.body);
-  const listed = isRight(endpoints) ? endpoints.right : { data: [], done: false };
-  if (listed.done) await writeRegistry(caller, pacedOf(listed.data));
-  // Endpoints this integration's Zaps made that Svix has disabled.
-  const [disabled] = listed.data.filter((endpoint) => endpoint.disabled === true && isZapEndpoint(endpoint));
+  const listed = isRight(endpoints) ? endpoints.right.data : [];
+  // Endpoints of Zaps that are on (not parked while their Zap is off) that Svix has disabled.
+  const [disabled] = listed.filter(
+    (endpoint) => endpoint.disabled === true && isZapEndpoint(endpoint) && metadataOf(endpoint)?.parked === undefined,
+  );
   if (disabled) throw new caller.io.errors.Error(disabledZapMessage(zapOf(disabled)), 'EndpointDisabled', 400);
 };

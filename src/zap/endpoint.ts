@@ -1,14 +1,13 @@
 import { isRight } from 'fp-ts/Either';
 import * as t from 'io-ts';
-import { CATCH_UP_LABEL, missedMessage } from '../messages';
 import { SubscribeData } from '../models/inbound';
 import { type Caller } from '../svix/client';
 import { raise } from '../zapier/io';
 import { CREATE_ENDPOINT, createEndpoint, findEndpoint, newEndpointSecret, transportOf } from '../svix/api';
 import { EVENT_TYPE_NAME, ensureEventType } from '../svix/eventType';
 import { describeStatus, invalidFields } from '../svix/failures';
-import { endpointUid, isEndpointId, newZapEndpointUid } from '../svix/ids';
-import { CATCH_UP_REACH_MS, inWords, PACE_PER_SECOND } from '../limits';
+import { endpointUid, isEndpointId } from '../svix/ids';
+import { PACE_PER_SECOND } from '../limits';
 
 /** The endpoint a Zap adds to the Consumer App when it is turned on. */
 
@@ -32,17 +31,14 @@ export const zapEndpointOf = (subscribeData: unknown, targetUrl: string | undefi
 };
 
 /** What Test trigger of a Zap says when Svix disabled the Zap's endpoint. */
-export const THIS_ZAP_DISABLED = `Turn this Zap off and on again: Svix disabled its endpoint after its deliveries failed for days, so no auction event reaches it. To also run the events it missed (up to ${inWords(CATCH_UP_REACH_MS)}), first set ${CATCH_UP_LABEL} to Yes.`;
+export const THIS_ZAP_DISABLED =
+  'Turn this Zap off and on again so that auction events reach it: Svix disabled its endpoint after its deliveries failed for days. Events sent while it was disabled do not run; the auction service can send them again.';
 
 /**
- * Test trigger of a Zap that is on: says why events it missed while off were not sent again, when its subscribe
- * could not; and says so when Svix disabled its endpoint, as it does after deliveries failed for days (turning the
- * Zap off and on makes a new one). A Zap not yet on has no endpoint to check.
+ * Test trigger of a Zap that is on: says so when Svix disabled its endpoint, as it does after deliveries failed for
+ * days (turning the Zap off and on enables it again). A Zap not yet on has no endpoint to check.
  */
 export const checkZapEndpoint = async (caller: Caller, subscribeData: unknown, targetUrl?: string): Promise<void> => {
-  const stored = SubscribeData.decode(subscribeData);
-  const missed = isRight(stored) ? stored.right.missed : undefined;
-  if (missed) throw new caller.io.errors.Error(missedMessage(missed), 'MissedEventsNotSent', 400);
   const id = zapEndpointOf(subscribeData, targetUrl);
   const endpoint = id === undefined ? undefined : await findEndpoint(caller, id);
   if (endpoint?.disabled === true) throw new caller.io.errors.Error(THIS_ZAP_DISABLED, 'EndpointDisabled', 400);
@@ -56,7 +52,7 @@ export const endpointDescription = (zap: ZapMeta = {}): string => {
     .trim()
     .slice(0, 80);
   const which = name !== '' ? ` (Zap "${name}")` : zap.id !== undefined ? ` (Zap ${String(zap.id).slice(0, 40)})` : '';
-  return `Zapier: Auction Status Changed${which}. Added when the Zap was turned on; removed when it is turned off.`;
+  return `Zapier: Auction Status Changed${which}. Added when the Zap was turned on; kept while it is off (Svix holds its events), then removed.`;
 };
 
 /** The event type is missing, and this connection's key may not register it. */
@@ -84,31 +80,31 @@ const makeEventTypeLive = async (caller: Caller): Promise<boolean> => {
 };
 
 /**
- * Creates a subscription's endpoint, its own (a uid no other shares), with a signing secret made here, paced at
- * `rate` and labelled with its Zap, so that the usual subscribe makes one provider call. When Svix refuses it with a
- * 422: one naming throttleRate (no source says any plan answers so, but should one) makes it once more without
- * pacing, and logs that; any other makes sure the event type is live (registered, or un-archived) where the key
- * may, and tries again if that changed it.
+ * Creates a Zap's endpoint (zap/policy.ts: one per Zap, its uid from the Zap's scope) with a signing secret made
+ * here, paced at `rate` and labelled with its Zap, so that a first subscribe makes one provider call to make it;
+ * `exists` when Svix already has the Zap's endpoint (409). When Svix refuses it with a 422: one naming throttleRate
+ * (no source says any plan answers so, but should one) makes it once more without pacing, and logs that; any other
+ * makes sure the event type is live (registered, or un-archived) where the key may, and tries again if that changed
+ * it.
  */
-export const subscribeEndpoint = async (
+export const createZapEndpoint = async (
   caller: Caller,
-  targetUrl: string,
-  zap: { meta?: ZapMeta | undefined; scope: string; on: number; rate: number },
-): Promise<{ id: string; secret: string; paced: boolean }> => {
-  const uid = newZapEndpointUid();
+  endpoint: { url: string; uid: string; meta: ZapMeta | undefined; metadata: Record<string, string>; rate: number },
+): Promise<{ kind: 'created'; id: string; secret: string; paced: boolean } | { kind: 'exists' }> => {
   const secret = newEndpointSecret();
-  const description = endpointDescription(zap.meta);
-  const plain = { url: targetUrl, uid, description, secret, metadata: { zap: zap.scope, on: String(zap.on) } };
+  const { url, uid, metadata } = endpoint;
+  const plain = { url, uid, description: endpointDescription(endpoint.meta), secret, metadata };
   let paced = true;
   let eventTypeChecked = false;
   // Each remedy is tried once: pacing left out, the event type made live.
   for (;;) {
-    const created = await createEndpoint(caller, paced ? { ...plain, throttleRate: zap.rate } : plain);
-    if (created.kind === 'created') return { id: created.endpoint.id, secret, paced };
+    const created = await createEndpoint(caller, paced ? { ...plain, throttleRate: endpoint.rate } : plain);
+    if (created.kind === 'created') return { kind: 'created', id: created.endpoint.id, secret, paced };
+    if (created.status === 409) return { kind: 'exists' };
     if (paced && names(created, 'throttleRate')) {
       paced = false;
       caller.io.log(
-        `Svix refused this Zap's endpoint with throttleRate ${zap.rate} (${created.status}): making it without pacing.`,
+        `Svix refused this Zap's endpoint with throttleRate ${endpoint.rate} (${created.status}): making it without pacing.`,
       );
       continue;
     }

@@ -1,214 +1,248 @@
 import { isRight } from 'fp-ts/Either';
-import * as t from 'io-ts';
 import type { Bundle, ZObject } from 'zapier-platform-core';
-import { CLAIM_TTL_SECONDS } from '../delivery/claim';
+import type { Clock } from '../zapier/clock';
 import { readFilters } from '../fields/filters';
-import { MESSAGES, type Missed } from '../messages';
-import { claimScopeOf, SubscribeData } from '../models/inbound';
-import { deleteEndpoint, findEndpoint, listEndpoints, paceEndpoint, replayMissing } from '../svix/api';
-import { probeNx } from '../zapier/cache';
+import { MESSAGES } from '../messages';
+import { SubscribeData } from '../models/inbound';
+import {
+  ACTIONS,
+  changeEndpoint,
+  deleteEndpoint,
+  findEndpoint,
+  getEndpointSecret,
+  listEndpoints,
+  paceEndpoint,
+  type EndpointChange,
+} from '../svix/api';
 import type { EndpointOut } from '../svix/codecs';
-import { isZapEndpoint } from '../svix/ids';
-import { timeOfProviderId } from '../svix/ksuid';
+import { describeStatus } from '../svix/failures';
 import { callerOf, type Caller } from '../svix/client';
-import { subscribeEndpoint, ZapMeta, zapEndpointOf } from './endpoint';
-import { CATCH_UP, catchUpOf, Off, offKey, onAtSvix, registryKey, shareOf, zapScopeOf } from './policy';
+import { isEndpointId } from '../svix/ids';
+import { probeNx } from '../zapier/cache';
+import { raise, type Io } from '../zapier/io';
+import { PACE_PER_SECOND } from '../limits';
+import { createZapEndpoint, endpointDescription, ZapMeta } from './endpoint';
+import {
+  encodeMetadata,
+  isOneZapEndpoint,
+  metadataOf,
+  PARKED_FOR_MS,
+  parkedUrlOf,
+  skipOf,
+  skipsOf,
+  tidyOf,
+  zapScopeOf,
+  zapUidOf,
+  type Skip,
+  type ZapEndpointMetadata,
+} from './policy';
 
 /**
- * A Zap's life as Zapier runs it: turned on (performSubscribe), off (performUnsubscribe), and edited while on.
- *
- * Zapier documents that it subscribes when a Zap is turned on and unsubscribes when it is turned off or deleted,
- * with a new target URL for each activation. How it runs an edit of a Zap that is on (which call first, how far
- * apart, the same URL or a new one) it does not document, so every order is safe:
- * - Each subscription makes an endpoint of its own, and an unsubscribe deletes only its own: a new version that
- *   subscribes first is never left without one.
- * - A Zap's runs are claimed under its scope (the Zap's id, or its target URL where Zapier names no Zap), not its
- *   endpoint's: a message reaching one Zap through the old version's endpoint and the new one's runs once.
- * - A subscribe that finds its Zap's old endpoint still there, or its Zap turned off in the last 2 minutes, asks
- *   Svix to send the new endpoint what Svix may still have been sending (made in the 33 hours before: retries end
- *   with the old endpoint), or made between the calls, but nothing from before the Zap was on: the claims run each
- *   once. With "Run Events Missed While Off", turning on again does that for the whole time the Zap was off (up to
- *   6 days), or since Svix disabled its endpoint (an edit replaces it).
- * - The Consumer App's Zap endpoints are paced to 25 messages a second between them, as Zaps come and go: Zapier
- *   takes about 10,000 hooks in 5 minutes from one person. Which endpoints there are is kept in z.cache, so that a
- *   subscribe makes one Svix call when nothing else needs pacing; when z.cache has lost it, Svix lists them.
+ * A Zap's life as Zapier runs it: turned on (performSubscribe), off (performUnsubscribe), and edited while on, by
+ * the rules of zap/policy.ts. Zapier documents that it subscribes when a Zap is turned on and unsubscribes when it is
+ * turned off or deleted, with a new target URL for each activation; how it runs an edit (which call first, how far
+ * apart, the same URL or a new one) it does not (docs/zapier-fidelity.md), so every order is safe:
+ * - Subscribe first: the Zap's one endpoint is pointed at the new URL, and what Svix was retrying goes there; the
+ *   old version's unsubscribe, of an older generation, changes nothing.
+ * - Unsubscribe first: the endpoint is parked, and Svix holds every message in its retry schedule until the new
+ *   version's subscribe points it at Zapier again. Nothing is sent once: a new hook Zapier does not yet serve is
+ *   retried by Svix's schedule like any failed attempt.
+ * Each subscribe and unsubscribe then lists the Consumer App's endpoints: it paces the live ones to share 25 a
+ * second, and deletes those parked longer than Svix retries anything.
  */
 
+/** What a subscribe and an unsubscribe read of the bundle Zapier hands them. */
+export type ZapBundle = Pick<Bundle, 'authData' | 'inputData' | 'targetUrl' | 'subscribeData'> & {
+  meta?: { zap?: unknown } | undefined;
+};
+
 /** The Zap as Zapier names it to subscribe and unsubscribe, if it does. */
-const zapMetaOf = (bundle: Bundle): ZapMeta | undefined => {
+const zapMetaOf = (bundle: ZapBundle): ZapMeta | undefined => {
   const meta = ZapMeta.decode(bundle.meta?.zap);
   return isRight(meta) ? meta.right : undefined;
 };
 
-/** This integration's endpoints in the Consumer App: each with its Zap's scope and its rate (none: unpaced). */
-const Paced = t.type({ id: t.string, zap: t.string, rate: t.union([t.number, t.null]) });
-type Paced = t.TypeOf<typeof Paced>;
-const Registry = t.type({ endpoints: t.array(Paced) });
+/** A subscribe that finds its endpoint parked longer than this makes a new one: an unsubscribe of another Zap may be
+ * deleting it (it deletes those parked an hour longer), and what it held is past Svix's retries. */
+const UNPARK_WITHIN_MS = PARKED_FOR_MS;
+const SWEEP_AFTER_MS = PARKED_FOR_MS + 60 * 60_000;
 
-/** The endpoints Svix lists as this integration's (their uid says so); one Svix disabled, unpaced (it gets nothing)
- * but counted, until its Zap's next subscribe removes it. */
-export const pacedOf = (endpoints: readonly EndpointOut[]): Paced[] =>
-  endpoints.filter(isZapEndpoint).map((endpoint) => ({
-    ...{ id: endpoint.id, zap: endpoint.metadata?.zap ?? endpoint.id },
-    rate: endpoint.disabled === true ? null : (endpoint.throttleRate ?? null),
-  }));
+/** Svix had the Zap's endpoint, then did not, twice over: something else is removing it at this very moment. */
+const ENDPOINT_RACED =
+  'Turn the Zap on again in a minute: its endpoint in Svix was being removed while the Zap was turned on.';
 
-/** z.cache is best effort here: a Zap turns on and off whatever it answers. */
-const cached = async <T>(call: () => Promise<T>): Promise<T | undefined> => {
-  try {
-    return await call();
-  } catch {
-    return undefined;
-  }
-};
+/** Where the Zap's endpoint now points, and what the subscription keeps of it. */
+type Pointed = { id: string; secret: string; gen: number; on: number; skip?: Skip[] };
 
-/** Which endpoints there are: from z.cache, or else as Svix lists them (undefined: unknown, Svix failing say). */
-const readRegistry = async (caller: Caller): Promise<Paced[] | undefined> => {
-  const decoded = Registry.decode(await cached(() => caller.io.cache.get(registryKey(caller.connection))));
-  if (isRight(decoded)) return decoded.right.endpoints;
-  const listed = await listEndpoints(caller).catch(() => undefined);
-  return listed && pacedOf(listed);
-};
-/** Keeps which endpoints there are; the connection test does too, from its listing, before a Zap is turned on. */
-export const writeRegistry = (caller: Caller, endpoints: Paced[]) =>
-  cached(() => caller.io.cache.set(registryKey(caller.connection), { endpoints }, CLAIM_TTL_SECONDS, false));
-
-/** Paces each endpoint (but those Svix would not pace) at `rate` where it is paced faster (`down`) or slower; one
- * gone from Svix leaves the list, one that fails keeps its old rate, to be paced next time. */
-const repace = async (caller: Caller, endpoints: Paced[], rate: number, down: boolean): Promise<Paced[]> => {
-  const kept: Paced[] = [];
-  for (const endpoint of endpoints) {
-    const needs = endpoint.rate !== null && (down ? endpoint.rate > rate : endpoint.rate < rate);
-    const status = needs ? await paceEndpoint(caller, endpoint.id, rate).catch(() => undefined) : undefined;
-    if (status === 404) continue;
-    kept.push(status !== undefined && status < 300 ? { ...endpoint, rate } : endpoint);
-  }
-  return kept;
-};
-
-/** Asks Svix to send the endpoint what it missed since then: undefined when it does, else why it did not. */
-const catchUp = async (caller: Caller, endpointId: string, since: number): Promise<Missed | undefined> => {
-  for (let attempt = 1; ; attempt += 1) {
-    const answer = await replayMissing(caller, endpointId, since).catch(() => 500);
-    if (answer === true) return undefined;
-    if (answer === 401 || answer === 403) return 'not-permitted';
-    // A failure of a moment (Svix busy or out of reach) is asked again: Svix sends nothing twice that it sent once,
-    // and a catch-up skipped in silence loses what it was for.
-    const passing = answer === 429 || answer >= 500;
-    if (!passing || attempt >= CATCH_UP_TRIES || caller.deadline.remainingMs() < 2 * CATCH_UP_PAUSE_MS)
-      return 'refused';
-    await new Promise((resolve) => setTimeout(resolve, CATCH_UP_PAUSE_MS * attempt));
-  }
-};
-/** How often a catch-up is asked of Svix when it fails for a moment, and the pause before the next try (doubling). */
-const CATCH_UP_TRIES = 3;
-const CATCH_UP_PAUSE_MS = 500;
-
-/** Since when a Zap's endpoint has run events, as its metadata keeps it. */
-const onOf = (endpoint: EndpointOut): number | undefined => {
-  const on = Number(endpoint.metadata?.on);
-  return Number.isFinite(on) ? onAtSvix(on, endpoint.id) : undefined;
-};
-
-/**
- * The Zap's endpoints from before this subscription (the registry's): those Svix disabled are removed (an
- * unsubscribe that never ran), as are those gone; one still live is an edit's old version, which its unsubscribe
- * removes: since when it ran events is kept.
- */
-const earlierOfZap = async (caller: Caller, endpoints: Paced[], scope: string) => {
-  const others: Paced[] = [];
-  const live: EndpointOut[] = [];
-  const disabled: EndpointOut[] = [];
-  for (const endpoint of endpoints) {
-    const found = endpoint.zap === scope ? await findEndpoint(caller, endpoint.id) : undefined;
-    if (found?.disabled === true) {
-      await deleteEndpoint(caller, endpoint.id);
-      disabled.push(found);
-    }
-    if (found?.disabled === false) live.push(found);
-    if (endpoint.zap !== scope || found?.disabled === false) others.push(endpoint);
-  }
-  /** The earliest `on` the endpoints' metadata keeps, if any does. */
-  const earliest = (of: EndpointOut[]) => {
-    const ons = of.flatMap((endpoint) => onOf(endpoint) ?? []);
-    return ons.length > 0 ? Math.min(...ons) : undefined;
-  };
-  return { others, earlier: earliest(live), disabledOn: earliest(disabled) };
-};
-
-/** A Zap turned on (performSubscribe): its own endpoint, paced with the others, and what it missed, if wanted. */
-export const subscribeZap = async (z: ZObject, bundle: Bundle, now: number): Promise<SubscribeData> => {
-  const caller = callerOf(z, bundle, 'zap-editor');
-  if (!bundle.targetUrl) throw new z.errors.Error(MESSAGES.missingTargetUrl, 'MissingTargetUrl', 400);
-  const { io } = caller;
-  const zap = zapMetaOf(bundle);
-  const scope = zapScopeOf(zap, bundle.targetUrl);
-  // Unknown: this Zap is paced as if alone, and the next subscribe or unsubscribe lists them again.
-  const known = await readRegistry(caller);
-  const { others, earlier, disabledOn } = await earlierOfZap(caller, known ?? [], scope);
+/** A Zap turned on (performSubscribe): its one endpoint, made or pointed at this subscription, paced with the others. */
+export const subscribeZap = async (z: ZObject | Io, bundle: ZapBundle, clock: Clock): Promise<SubscribeData> => {
+  const now = clock.now();
+  const caller = callerOf(z, bundle, 'zap-editor', now, clock.now);
+  const { targetUrl } = bundle;
+  if (!targetUrl) throw new caller.io.errors.Error(MESSAGES.missingTargetUrl, 'MissingTargetUrl', 400);
+  const meta = zapMetaOf(bundle);
+  const scope = zapScopeOf(meta, targetUrl);
   const filters = readFilters(bundle.inputData);
-  const asked = filters.ok && filters.filters.catchUp;
-  const off = Off.decode(await cached(() => io.cache.get(offKey(caller.connection, scope))));
-  // An endpoint of this Zap Svix had disabled is off since it was disabled: as long as Svix keeps its messages.
-  const disabled = disabledOn === undefined ? undefined : { at: now, claims: scope, since: 0, on: disabledOn };
-  const { since, on } = catchUpOf({
-    ...{ now, scope, asked },
-    ...{ earlier, off: (asked ? disabled : undefined) ?? (isRight(off) ? off.right : undefined) },
-  });
-  const rate = shareOf(others.length + 1);
-  const endpoint = await subscribeEndpoint(caller, bundle.targetUrl, { meta: zap, scope, on, rate });
-  const paced = await repace(caller, others, rate, true);
-  const own = { id: endpoint.id, zap: scope, rate: endpoint.paced ? rate : null };
-  if (known) await writeRegistry(caller, [...paced, own]);
-  const missed = since === undefined ? undefined : await catchUp(caller, endpoint.id, since);
+  const zap = { caller, url: targetUrl, scope, meta, now, asked: filters.ok && filters.filters.catchUp };
+  const pointed = await pointZapEndpoint(zap);
+  // A listing after the change: the Zaps' pace, leftovers gone, and this endpoint as this subscribe left it (an
+  // unsubscribe of the Zap's older version at the same moment may have parked it after this read it).
+  const listed = await tidy(caller, clock);
+  const own = listed?.find((endpoint) => endpoint.id === pointed.id);
+  const kept = own && metadataOf(own);
+  if (own && (own.url !== targetUrl || kept?.gen !== pointed.gen || kept.parked !== undefined))
+    await change(
+      caller,
+      own.id,
+      pointing(zap, { ...pointed, skip: kept?.skip ?? pointed.skip }),
+      ACTIONS.pointEndpoint,
+    );
   // Learnt once here, so that deliveries claim a message in one round trip.
-  const cacheHonoursNx = await probeNx(io);
+  const cacheHonoursNx = await probeNx(caller.io);
+  const { id, secret, gen, on, skip } = pointed;
   return {
-    ...{ id: endpoint.id, secret: endpoint.secret, checkedAt: now, zap: scope, on: onAtSvix(on, endpoint.id) },
-    // Said where it was asked for: an edit's catch-up Svix refused is not the person's to act on.
-    ...(missed === undefined || !asked ? {} : { missed }),
+    ...{ id, secret, checkedAt: now, zap: scope, on, gen },
+    ...(skip === undefined || skip.length === 0 ? {} : { skip }),
     ...(cacheHonoursNx === undefined ? {} : { cacheHonoursNx }),
   };
 };
 
+type ZapOn = { caller: Caller; url: string; scope: string; meta: ZapMeta | undefined; now: number; asked: boolean };
+
+/** What pointing the endpoint at a subscription changes: its URL, enabled (Svix may have disabled it), its label. */
+const pointing = (zap: ZapOn, pointed: Pick<Pointed, 'gen' | 'on' | 'skip'>): EndpointChange => ({
+  url: zap.url,
+  disabled: false,
+  description: endpointDescription(zap.meta),
+  metadata: encodeMetadata({ zap: zap.scope, gen: pointed.gen, on: pointed.on, skip: pointed.skip }),
+});
+
 /**
- * A Zap turned off (performUnsubscribe): its endpoint deleted, with any this integration made earlier for the same
- * target URL (a subscribe whose answer was lost, retried: no unsubscribe would ever remove it), the others paced
- * again, and when it went off kept (from days before, if Svix had disabled it).
+ * Makes the Zap's endpoint (one Svix call), or points the one it has at this subscription: a new generation, its
+ * secret read, and what was made while it was parked skipped where the policy says. One parked too long is made
+ * anew, as is one deleted while this ran.
  */
-export const unsubscribeZap = async (z: ZObject, bundle: Bundle, now: number): Promise<{ removed: boolean }> => {
-  const caller = callerOf(z, bundle, 'zap-editor');
-  const id = zapEndpointOf(bundle.subscribeData, bundle.targetUrl);
-  const all = await listEndpoints(caller).catch(() => undefined);
-  const own = all?.find((endpoint) => endpoint.id === id || endpoint.uid === id);
-  const madeAt = (endpoint: EndpointOut) => timeOfProviderId(endpoint.id) ?? Infinity;
-  const zapOf = (endpoint: EndpointOut) => endpoint.metadata?.zap;
-  // Older endpoints of this Zap at this URL (a lost subscribe answer's): another Zap's at the same URL is its own.
-  const orphans = (all ?? []).filter(
-    (endpoint) =>
-      own !== undefined &&
-      endpoint !== own &&
-      isZapEndpoint(endpoint) &&
-      endpoint.url === bundle.targetUrl &&
-      zapOf(endpoint) === zapOf(own) &&
-      madeAt(endpoint) < madeAt(own),
-  );
-  // Handed the subscription of an edit's new version at the same URL (Zapier keeps one per URL, it may be): an
-  // endpoint made in the last 2 minutes with an older one of its Zap there is the new version's, and stays.
-  const edited =
-    own !== undefined && now - madeAt(own) < CATCH_UP.editWithinMs && orphans.some((o) => zapOf(o) === zapOf(own));
-  const removed = edited || (id ? (await deleteEndpoint(caller, own?.id ?? id)) === 'deleted' : false);
-  for (const orphan of orphans) await deleteEndpoint(caller, orphan.id);
-  const gone = new Set([...(edited ? [] : [own?.id ?? id]), ...orphans.map((orphan) => orphan.id)]);
-  const left = (all ? pacedOf(all) : await readRegistry(caller))?.filter((endpoint) => !gone.has(endpoint.id));
-  if (left) await writeRegistry(caller, await repace(caller, left, shareOf(left.length), false));
-  const stored = SubscribeData.decode(bundle.subscribeData);
-  if (!edited && isRight(stored) && bundle.targetUrl) {
-    const scope = stored.right.zap ?? zapScopeOf(zapMetaOf(bundle), bundle.targetUrl);
-    const since = own?.disabled === true ? 0 : now - CATCH_UP.inFlightMs;
-    const on = stored.right.on ?? (own && onOf(own)) ?? stored.right.checkedAt ?? now;
-    const off: Off = { at: now, claims: claimScopeOf(stored.right), since, on };
-    await cached(() => caller.io.cache.set(offKey(caller.connection, scope), off, CLAIM_TTL_SECONDS, false));
+const pointZapEndpoint = async (zap: ZapOn): Promise<Pointed> => {
+  const { caller, now } = zap;
+  const uid = zapUidOf(zap.scope);
+  for (let attempt = 1; ; attempt += 1) {
+    const fresh = { zap: zap.scope, gen: 1, on: now };
+    const created = await createZapEndpoint(caller, {
+      ...{ url: zap.url, uid, meta: zap.meta, metadata: encodeMetadata(fresh), rate: PACE_PER_SECOND },
+    });
+    if (created.kind === 'created') return { id: created.id, secret: created.secret, gen: 1, on: now };
+    const found = await findEndpoint(caller, uid);
+    const kept: Partial<ZapEndpointMetadata> = (found && metadataOf(found)) ?? {};
+    const stale = kept.parked !== undefined && now - kept.parked > UNPARK_WITHIN_MS;
+    if (found && stale) await deleteEndpoint(caller, found.id);
+    if (found && !stale) {
+      const gen = (kept.gen ?? 0) + 1;
+      // What it was off for is skipped, where the policy says: kept with the endpoint (this clock's bound, safe
+      // either way) for later subscriptions, as Svix may still be retrying those messages then.
+      const skipping = skipOf({ parked: kept.parked, now, asked: zap.asked });
+      const on = skipping ? now : (kept.on ?? now);
+      const keeps = { gen, on, skip: skipsOf(kept.skip, now, skipping) };
+      const { status, at } = await change(caller, found.id, pointing(zap, keeps), ACTIONS.pointEndpoint);
+      const skip = skipsOf(kept.skip, now, skipOf({ parked: kept.parked, now, asked: zap.asked, svixAt: at }));
+      if (status !== 404) {
+        const secret = await getEndpointSecret(caller, found.id);
+        return { id: found.id, secret, gen, on, skip };
+      }
+    }
+    // Deleted between the calls (as a stale one is): made anew, once.
+    if (attempt >= 2) throw new caller.io.errors.Error(ENDPOINT_RACED, 'EndpointRaced', 409);
   }
+};
+
+/** A PATCH of the endpoint: Svix's answer, 404 when it is gone; a refusal (422) is the person's to read. */
+const change = async (caller: Caller, id: string, what: EndpointChange, action: string) => {
+  const changed = await changeEndpoint(caller, id, what, action);
+  if (changed.status === 422) raise(caller.io, describeStatus(422, undefined, { action, reader: caller.reader }));
+  return changed;
+};
+
+/**
+ * A Zap turned off (performUnsubscribe): its endpoint parked, if this subscription is the one it points at (an
+ * edit's new version may already have pointed it elsewhere), so that Svix holds what it sends meanwhile; an endpoint
+ * of the design before (one per subscription) deleted, as it was then. Then the others are paced again.
+ */
+export const unsubscribeZap = async (
+  z: ZObject | Io,
+  bundle: ZapBundle,
+  clock: Clock,
+): Promise<{ removed: boolean }> => {
+  const now = clock.now();
+  const caller = callerOf(z, bundle, 'zap-editor', now, clock.now);
+  const decoded = SubscribeData.decode(bundle.subscribeData);
+  const subscription = isRight(decoded) ? decoded.right : undefined;
+  const scope = subscription?.zap ?? (bundle.targetUrl ? zapScopeOf(zapMetaOf(bundle), bundle.targetUrl) : undefined);
+  const stored = subscription && isEndpointId(subscription.id) ? subscription.id : undefined;
+  const id = stored ?? (scope === undefined ? undefined : zapUidOf(scope));
+  if (id === undefined) return { removed: false };
+  const removed = await withRetries(caller, clock, async () => {
+    // Read again on each try: an edit's new version may have pointed it elsewhere meanwhile.
+    const found = await findEndpoint(caller, id);
+    if (!found) return false;
+    if (!isOneZapEndpoint(found)) return (await deleteEndpoint(caller, found.id)) === 'deleted';
+    const kept = metadataOf(found);
+    // Its own generation; a subscription that kept none (Zapier lost it) knows its endpoint by its URL.
+    const ours = subscription?.gen !== undefined ? subscription.gen === kept?.gen : found.url === bundle.targetUrl;
+    return kept !== undefined && ours && kept.parked === undefined && park(caller, found, kept, clock.now());
+  });
+  await tidy(caller, clock);
   return { removed };
 };
+
+/** Runs `attempt` again after a failure of a moment while the operation has time: an endpoint left pointing at
+ * Zapier is one no later operation knows to park. */
+const withRetries = async <T>(caller: Caller, clock: Clock, attempt: () => Promise<T>): Promise<T> => {
+  for (let tries = 1; ; tries += 1) {
+    try {
+      return await attempt();
+    } catch (error) {
+      // A key Svix refuses is refused again: the person reconnects.
+      const final = error instanceof Error && error.name === 'ExpiredAuthError';
+      if (final || tries >= PARK_TRIES || caller.deadline.remainingMs() < 2 * PARK_PAUSE_MS * tries) throw error;
+      await clock.sleep(PARK_PAUSE_MS * tries).done;
+    }
+  }
+};
+const PARK_TRIES = 3;
+const PARK_PAUSE_MS = 300;
+
+/** Parks the endpoint where nothing answers (or, should Svix refuse that URL, leaves it at the Zap's old one, which
+ * Zapier answers 410), kept with when: Svix retries what it sends meanwhile until the Zap is on again. */
+const park = async (caller: Caller, endpoint: EndpointOut, kept: ZapEndpointMetadata, now: number) => {
+  const metadata = encodeMetadata({ ...kept, parked: now });
+  const description = `${endpoint.description ?? endpointDescription()} Off since ${new Date(now).toISOString()}.`;
+  const parked = { url: parkedUrlOf(kept.zap), metadata, description };
+  const { status } = await changeEndpoint(caller, endpoint.id, parked, ACTIONS.parkEndpoint);
+  if (status !== 422) return status < 300;
+  return (await changeEndpoint(caller, endpoint.id, { metadata, description }, ACTIONS.parkEndpoint)).status < 300;
+};
+
+/**
+ * Lists the Consumer App's endpoints, deletes the Zaps' endpoints parked longer than Svix retries anything, and
+ * paces the live ones to share 25 a second, until a listing shows every one at its share (Zaps turned on at once
+ * each change what the others listed: the last listing of all decides). What it last listed; undefined when Svix
+ * could not list them (the next subscribe or unsubscribe does it).
+ */
+const tidy = async (caller: Caller, clock: Clock): Promise<EndpointOut[] | undefined> => {
+  const now = clock.now();
+  for (let round = 0; round < TIDY_ROUNDS; round += 1) {
+    // Tried again after a failure of a moment: an unchecked pace may stay over 25 until the next change.
+    const listed = await withRetries(caller, clock, () => listEndpoints(caller)).catch(() => undefined);
+    if (!listed) {
+      caller.io.log("Svix did not list this Consumer App's endpoints: the next Zap turned on or off paces them.");
+      return undefined;
+    }
+    const { rate, pace, remove } = tidyOf(listed, now, SWEEP_AFTER_MS);
+    for (const id of remove) await deleteEndpoint(caller, id).catch(() => undefined);
+    if (pace.length === 0) return listed.filter((endpoint) => !remove.includes(endpoint.id));
+    for (const id of pace) await paceEndpoint(caller, id, rate).catch(() => undefined);
+  }
+  caller.io.log('The Zaps of this Consumer App changed while they were being paced: the next change paces them.');
+  return undefined;
+};
+/** Listings a tidy makes at most: one, and one after each round of pacing. */
+const TIDY_ROUNDS = 4;

@@ -125,7 +125,7 @@ describe('performList (the Zap editor\'s "Test trigger")', () => {
       const scope = nock(PROVIDER).get(endpointPath).reply(200, endpoint(true));
       const refused = await failure(appTester(performList, { authData, subscribeData }));
       expect(refused).toMatchObject({ message: THIS_ZAP_DISABLED, code: 'EndpointDisabled' });
-      expect(refused.message).toMatch(/^Turn this Zap off and on again: Svix disabled its endpoint/);
+      expect(refused.message).toMatch(/^Turn this Zap off and on again so that auction events reach it: Svix disabled/);
       scope.done();
     });
 

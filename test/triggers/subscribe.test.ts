@@ -3,8 +3,7 @@ import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { auctionStatusChangeEventType } from '../../src/svix/eventType';
 import { endpointUid } from '../../src/svix/ids';
-import { timeOfProviderId } from '../../src/svix/ksuid';
-import { registryKey, zapScopeOf } from '../../src/zap/policy';
+import { parkedUrlOf, zapScopeOf, zapUidOf } from '../../src/zap/policy';
 import { requestSettings } from '../../src/zapier/io';
 import { ProviderEmulator } from '../../src/tools/sandbox/emulator';
 import { ProviderClient } from '../../src/tools/setup/client';
@@ -13,13 +12,10 @@ import { endpointDescription, EVENT_TYPE_ARCHIVED, THROTTLE_RATE } from '../../s
 import { operationsFor } from '../../src/triggers/auctionStatusChanged';
 import { virtualRuntime } from '../helpers/clock';
 import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, TARGET_URL, authData, failure } from '../helpers/fixtures';
-import { IDENTITY, usePlatform } from '../helpers/platform';
+import { usePlatform } from '../helpers/platform';
 
 const zapier = usePlatform();
-const UID = endpointUid('zapier', TARGET_URL);
 const SECRET_PATTERN = /^whsec_[A-Za-z0-9+/]{32}$/;
-/** Each subscription's endpoint has a uid of its own. */
-const UID_PATTERN = /^zapier-[0-9a-f]{30}$/;
 /** No Zap named: the Zap's scope is its target URL's. */
 const SCOPE = zapScopeOf(undefined, TARGET_URL);
 
@@ -53,11 +49,11 @@ const endpointBodyOf =
     if (!('uid' in body) || typeof body.uid !== 'string' || !('metadata' in body)) return false;
     sentSecret = body.secret;
     const { secret, uid, metadata, ...rest } = body;
-    // Since when the Zap runs events: its first turning on, now.
-    const on = new RegExp(`^\\{"zap":"${scope}","on":"\\d{13}"\\}$`);
+    // The Zap's first generation, on since now.
+    const on = new RegExp(`^\\{"zap":"${scope}","gen":"1","on":"\\d{13}"\\}$`);
     return (
       SECRET_PATTERN.test(secret) &&
-      UID_PATTERN.test(uid) &&
+      uid === zapUidOf(scope) &&
       on.test(JSON.stringify(metadata)) &&
       JSON.stringify(rest) ===
         JSON.stringify({
@@ -82,11 +78,15 @@ beforeEach(() => {
 });
 
 describe('performSubscribe', () => {
-  it('creates the endpoint with a secret made here, in one provider call, and keeps what deliveries need', async () => {
-    // What the connection test leaves in z.cache: the Consumer App has no endpoint of this integration yet.
-    zapier().platform.poke(IDENTITY, registryKey({ appId: APP_ID, baseUrl: PROVIDER }), { endpoints: [] });
+  it("creates the Zap's endpoint with a secret made here, then lists the endpoints to check the pace: two calls", async () => {
     nock.cleanAll();
-    const scope = nock(PROVIDER).post(endpointPath, endpointBody).reply(201, endpointOut);
+    const own = { ...endpointOut, uid: zapUidOf(SCOPE), throttleRate: 25, metadata: { zap: SCOPE, gen: '1', on: '1' } };
+    const scope = nock(PROVIDER)
+      .post(endpointPath, endpointBody)
+      .reply(201, endpointOut)
+      .get(endpointPath)
+      .query({ limit: 250 })
+      .reply(200, { data: [own], done: true, iterator: null });
     const before = Date.now();
     const subscribed = await subscribe();
     expect(subscribed).toEqual({
@@ -94,40 +94,65 @@ describe('performSubscribe', () => {
       secret: sentSecret,
       checkedAt: expect.any(Number),
       zap: SCOPE,
-      // The earlier of now and when Svix made the endpoint (its id; this one's is from long before).
-      on: timeOfProviderId(ENDPOINT_ID),
+      on: expect.any(Number),
+      gen: 1,
       cacheHonoursNx: true,
     });
     expect(sentSecret).toMatch(SECRET_PATTERN);
-    expect(JSON.stringify(subscribed)).toMatch(/"checkedAt":\d+/);
     expect(Reflect.get(Object(subscribed), 'checkedAt')).toBeGreaterThanOrEqual(before);
+    expect(Reflect.get(Object(subscribed), 'on')).toBe(Reflect.get(Object(subscribed), 'checkedAt'));
     scope.done();
   });
 
-  it('lists the Consumer App’s endpoints first when z.cache knows none of them, and keeps them there', async () => {
+  it("paces another Zap's endpoint and its own to share 25 a second, until a listing shows them so", async () => {
     nock.cleanAll();
-    const other = {
-      ...endpointOut,
-      id: 'ep_3MgMz1gUzcPqGSswxJCDjzQgXIB',
-      throttleRate: 25,
-      metadata: { zap: 'zap-x' },
-    };
+    const zapEndpoint = (id: string, zap: string, throttleRate: number) => ({
+      ...{ ...endpointOut, id, uid: zapUidOf(zap), throttleRate },
+      metadata: { zap, gen: '1', on: '1' },
+    });
+    const other = 'ep_3MgMz1gUzcPqGSswxJCDjzQgXIB';
     const scope = nock(PROVIDER)
+      .post(endpointPath, endpointBody)
+      .reply(201, endpointOut)
       .get(endpointPath)
       .query({ limit: 250 })
-      .reply(200, { data: [other], done: true, iterator: null })
-      .post(endpointPath, (body: unknown) => JSON.stringify(body).includes('"throttleRate":12'))
-      .reply(201, endpointOut)
-      .patch(`${endpointPath}/${other.id}`, { throttleRate: 12 })
-      .reply(200, other);
+      .reply(200, { data: [zapEndpoint(other, 'zap-x', 25), zapEndpoint(ENDPOINT_ID, SCOPE, 25)], done: true })
+      .patch(`${endpointPath}/${other}`, { throttleRate: 12 })
+      .reply(200, zapEndpoint(other, 'zap-x', 12))
+      .patch(`${endpointPath}/${ENDPOINT_ID}`, { throttleRate: 12 })
+      .reply(200, zapEndpoint(ENDPOINT_ID, SCOPE, 12))
+      .get(endpointPath)
+      .query({ limit: 250 })
+      .reply(200, { data: [zapEndpoint(other, 'zap-x', 12), zapEndpoint(ENDPOINT_ID, SCOPE, 12)], done: true });
     await subscribe();
     scope.done();
-    expect(zapier().platform.peek(IDENTITY, registryKey({ appId: APP_ID, baseUrl: PROVIDER }))).toEqual({
-      endpoints: [
-        { id: other.id, zap: 'zap-x', rate: 12 },
-        { id: ENDPOINT_ID, zap: SCOPE, rate: 12 },
-      ],
-    });
+  });
+
+  it("points the Zap's endpoint at a new subscription: a new generation, enabled, its secret read", async () => {
+    nock.cleanAll();
+    const kept = { ...endpointOut, uid: zapUidOf(SCOPE), throttleRate: 25, disabled: true };
+    const pointed = (gen: string) => ({ ...kept, disabled: false, metadata: { zap: SCOPE, gen, on: '1700000000000' } });
+    const scope = nock(PROVIDER)
+      .post(endpointPath, endpointBody)
+      .reply(409, { code: 'conflict', detail: 'An endpoint with this uid already exists.' })
+      .get(`${endpointPath}/${zapUidOf(SCOPE)}`)
+      .reply(200, { ...kept, metadata: { zap: SCOPE, gen: '4', on: '1700000000000' } })
+      .patch(`${endpointPath}/${ENDPOINT_ID}`, {
+        url: TARGET_URL,
+        disabled: false,
+        description: endpointDescription(),
+        metadata: { zap: SCOPE, gen: '5', on: '1700000000000' },
+      })
+      .reply(200, pointed('5'))
+      .get(`${endpointPath}/${ENDPOINT_ID}/secret`)
+      .reply(200, { key: SECRET })
+      .get(endpointPath)
+      .query({ limit: 250 })
+      .reply(200, { data: [pointed('5')], done: true });
+    await expect(subscribe()).resolves.toEqual(
+      expect.objectContaining({ id: ENDPOINT_ID, secret: SECRET, gen: 5, on: 1_700_000_000_000 }),
+    );
+    scope.done();
   });
 
   it("records that the local tester's cache ignores nx", async () => {
@@ -289,11 +314,13 @@ describe('performSubscribe', () => {
     scope.done();
   });
 
-  it('derives the same uid for the same target URL and another for another (the uid an unsubscribe falls back to)', () => {
-    expect(endpointUid('zapier', TARGET_URL)).toBe(UID);
-    expect(endpointUid('zapier', `${TARGET_URL}x`)).not.toBe(UID);
-    expect(endpointUid('setup', TARGET_URL)).not.toBe(UID);
-    expect(UID).toMatch(/^[a-zA-Z0-9\-_.]{1,256}$/);
+  it('derives one uid per Zap: by its id where Zapier names it, else by its target URL', () => {
+    const named = zapUidOf(zapScopeOf({ id: 417 }, TARGET_URL));
+    expect(zapUidOf(zapScopeOf({ id: 417 }, `${TARGET_URL}x`))).toBe(named);
+    expect(zapUidOf(SCOPE)).not.toBe(named);
+    expect(zapUidOf(zapScopeOf(undefined, `${TARGET_URL}x`))).not.toBe(zapUidOf(SCOPE));
+    expect(named).toMatch(/^zapier-zap-[0-9a-f]{32}$/);
+    expect(endpointUid('setup', TARGET_URL)).not.toBe(endpointUid('zapier', TARGET_URL));
   });
 });
 
@@ -303,15 +330,18 @@ describe('performSubscribe within Zapier’s 30-second limit', () => {
   afterEach(() => Object.assign(requestSettings, saved));
 
   it('shares one budget among its calls: a slow provider ends it with a plain message, not a time-out of Zapier', async () => {
-    // z.cache knows no endpoint yet, so the subscribe lists them, then creates its own: each answer takes 200 ms of a
-    // 300 ms budget.
-    const emulator = new ProviderEmulator({ apiKey: KEY, delayMs: () => 200 });
+    // The Zap turned on once, then again: its create is refused (the endpoint exists) and it reads the endpoint,
+    // each answer taking 300 ms of a 500 ms budget.
+    let slow = false;
+    const emulator = new ProviderEmulator({ apiKey: KEY, delayMs: () => (slow ? 300 : undefined) });
     const serverUrl = await emulator.start();
     try {
       const { appId } = await runSetup({ client: new ProviderClient({ baseUrl: serverUrl, apiKey: KEY }) });
-      Object.assign(requestSettings, { timeoutMs: 1_000, operationBudgetMs: 300 });
-      const before = emulator.stats().requests;
       const authData = { apiKey: KEY, appId, serverUrl };
+      await zapier().subscribe({ authData, targetUrl: TARGET_URL, inputData: {} });
+      Object.assign(requestSettings, { timeoutMs: 1_000, operationBudgetMs: 500 });
+      slow = true;
+      const before = emulator.stats().requests;
       const refused = await failure(zapier().subscribe({ authData, targetUrl: TARGET_URL, inputData: {} }));
       expect(refused.code).toBe('ProviderUnreachable');
       expect(refused.message).toMatch(/did not answer in time/);
@@ -327,8 +357,49 @@ describe('performUnsubscribe', () => {
   const stored = { id: ENDPOINT_ID, secret: SECRET };
   const damaged = { id: '../../app', secret: SECRET };
 
-  it('deletes the endpoint the subscribe created', async () => {
-    const scope = nock(PROVIDER).delete(`${endpointPath}/${ENDPOINT_ID}`).reply(204);
+  const zapOwn = (metadata: Record<string, string>) => ({
+    ...{ ...endpointOut, uid: zapUidOf(SCOPE), throttleRate: 25 },
+    metadata: { zap: SCOPE, gen: '2', on: '1700000000000', ...metadata },
+  });
+
+  it('parks the endpoint its subscription pointed, where nothing answers, keeping when', async () => {
+    const scope = nock(PROVIDER)
+      .get(`${endpointPath}/${ENDPOINT_ID}`)
+      .reply(200, zapOwn({}))
+      .patch(
+        `${endpointPath}/${ENDPOINT_ID}`,
+        (body: unknown) =>
+          JSON.stringify(Object.keys(Object(body))) === '["url","metadata","description"]' &&
+          Reflect.get(Object(body), 'url') === parkedUrlOf(SCOPE) &&
+          /^\{"zap":"[^"]+","gen":"2","on":"1700000000000","parked":"\d{13}"\}$/.test(
+            JSON.stringify(Reflect.get(Object(body), 'metadata')),
+          ),
+      )
+      .reply(200, zapOwn({ parked: '1' }));
+    const subscribeData = { ...stored, gen: 2, zap: SCOPE };
+    await expect(zapier().unsubscribe({ authData, targetUrl: TARGET_URL, subscribeData })).resolves.toEqual({
+      removed: true,
+    });
+    scope.done();
+  });
+
+  it("changes nothing when the endpoint serves a newer generation (an edit's new version subscribed first)", async () => {
+    const scope = nock(PROVIDER)
+      .get(`${endpointPath}/${ENDPOINT_ID}`)
+      .reply(200, zapOwn({ gen: '3' }));
+    const subscribeData = { ...stored, gen: 2, zap: SCOPE };
+    await expect(zapier().unsubscribe({ authData, targetUrl: TARGET_URL, subscribeData })).resolves.toEqual({
+      removed: false,
+    });
+    scope.done();
+  });
+
+  it('deletes an endpoint of the design before (one per subscription), as it was then', async () => {
+    const scope = nock(PROVIDER)
+      .get(`${endpointPath}/${ENDPOINT_ID}`)
+      .reply(200, endpointOut)
+      .delete(`${endpointPath}/${ENDPOINT_ID}`)
+      .reply(204);
     await expect(zapier().unsubscribe({ authData, targetUrl: TARGET_URL, subscribeData: stored })).resolves.toEqual({
       removed: true,
     });
@@ -337,7 +408,7 @@ describe('performUnsubscribe', () => {
 
   it('succeeds when the endpoint is already gone (404)', async () => {
     const scope = nock(PROVIDER)
-      .delete(`${endpointPath}/${ENDPOINT_ID}`)
+      .get(`${endpointPath}/${ENDPOINT_ID}`)
       .reply(404, { code: 'not_found', detail: 'Entity not found' });
     await expect(zapier().unsubscribe({ authData, subscribeData: stored })).resolves.toEqual({ removed: false });
     scope.done();
@@ -352,15 +423,19 @@ describe('performUnsubscribe', () => {
     expect(refused).toMatchObject({ code: 'MissingTargetUrl' });
   });
 
-  it('falls back to the uid of the target URL when the stored id is missing or malformed', async () => {
-    const scope = nock(PROVIDER).delete(`${endpointPath}/${UID}`).reply(204);
+  it("falls back to the Zap's uid when the stored id is missing or malformed, and parks it when at that URL", async () => {
+    const scope = nock(PROVIDER)
+      .get(`${endpointPath}/${zapUidOf(SCOPE)}`)
+      .reply(200, zapOwn({}))
+      .patch(`${endpointPath}/${ENDPOINT_ID}`)
+      .reply(200, zapOwn({ parked: '1' }));
     await zapier().unsubscribe({ authData, targetUrl: TARGET_URL, subscribeData: damaged });
     scope.done();
   });
 
   it('says to reconnect when the key was revoked after the Zap was turned on', async () => {
     nock(PROVIDER)
-      .delete(`${endpointPath}/${ENDPOINT_ID}`)
+      .get(`${endpointPath}/${ENDPOINT_ID}`)
       .reply(401, { code: 'authentication_failed', detail: 'Invalid token' });
     const refused = await failure(zapier().unsubscribe({ authData, subscribeData: stored }));
     expect(refused.name).toBe('ExpiredAuthError');

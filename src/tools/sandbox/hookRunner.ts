@@ -98,6 +98,12 @@ export interface HookRunnerOptions {
   hookLimit?: typeof HOOK_LIMIT | false;
   /** Who the runner's invocations run for (a connection of its own by default). */
   identity?: Identity;
+  /**
+   * How long after its subscribe returns Zapier serves a new subscription (no source says it serves one sooner, or
+   * at once): until then its target URL answers as before (404 for a new one; 410, or the old subscription, for the
+   * same one). 0 by default: served as the subscribe returns, never before.
+   */
+  serveLagMs?: number;
 }
 
 /**
@@ -270,8 +276,13 @@ export class HookRunner {
     const decoded = SubscribeData.decode(returned);
     if (!isRight(decoded)) throw new Error('performSubscribe returned no endpoint id and secret');
     const subscribed: Zap = { ...zap, targetUrl, subscribeData: decoded.right };
-    this.zaps.set(hook, subscribed);
-    this.gone.delete(hook);
+    const serve = () => {
+      this.zaps.set(hook, subscribed);
+      this.gone.delete(hook);
+    };
+    const lag = this.options.serveLagMs ?? 0;
+    if (lag > 0) setTimeout(serve, lag);
+    else serve();
     return subscribed;
   }
 

@@ -1,5 +1,5 @@
 import { RULES } from '../../delivery/machine';
-import { PROMISES } from '../../limits';
+import { EDIT_GAP_MS, PACE_PER_SECOND, PROMISES, SVIX_CLOCK_ALLOWANCE_MS } from '../../limits';
 import { LIMITS, type Runtime } from '../../delivery/runtime';
 import { requestSettings } from '../../zapier/io';
 import type { CacheCall, SimCache } from './cache';
@@ -8,6 +8,7 @@ import type { Setting } from './settings';
 import type { SecretSpell, SimMessage, SimSvix, SvixCall } from './svix';
 import { PERFORM_LIMIT_MS, PROCESS_SKEW, REVOKED_WITHIN, RETRY_WITHIN_MS, T0, Outcome } from './vocabulary';
 import type { PerformRecord, Process, SimDelivery } from './vocabulary';
+import type { Off, SimZaps } from './zaps';
 
 /**
  * The oracle of a simulated run: it counts what the promises forbid (docs/guarantees.md): genuine events lost (a
@@ -17,7 +18,17 @@ import type { PerformRecord, Process, SimDelivery } from './vocabulary';
  */
 
 /** A run to judge: every delivery Zapier took, each with its perform (the run ends when every timer has run). */
-type Parts = { svix: SimSvix; performs: PerformRecord[]; processes: Process[]; cache: SimCache; scheduler: Scheduler };
+type Parts = {
+  svix: SimSvix;
+  performs: PerformRecord[];
+  processes: Process[];
+  cache: SimCache;
+  scheduler: Scheduler;
+} & {
+  zaps: Pick<SimZaps, 'offs' | 'subscriptions'>;
+  /** Whether the last subscribe or unsubscribe to end had its listing of the endpoints answered (the pace checked). */
+  paceChecked: boolean;
+};
 export type Judged = Parts & { setting: Setting; seed: number };
 
 const MAX_TRACES = 3;
@@ -38,12 +49,20 @@ export const judge = (run: Judged): Outcome => {
   const { svix, performs } = run;
   const messages = [...svix.messages.values()];
   const tally = { lost: 0, unanswered: 0, unclaimed: 0, doubled: 0, forgedRun: 0, revokedRun: 0, junkOverBound: 0 };
+  const life = { skipped: 0, refusedThroughout: 0, ranWhileOff: 0, zapLife: 0 };
   const traces: string[] = [];
   const trace = (title: string, focus: PerformRecord[], message?: SimMessage) => {
     if (traces.length < MAX_TRACES) traces.push(traceOf(run, title, message, focus));
   };
-  const fail = (what: keyof typeof tally, by: number, title: string, focus: PerformRecord[], message?: SimMessage) => {
-    tally[what] += by;
+  const fail = (
+    what: keyof typeof tally | 'ranWhileOff' | 'zapLife',
+    by: number,
+    title: string,
+    focus: PerformRecord[],
+    message?: SimMessage,
+  ) => {
+    if (what === 'ranWhileOff' || what === 'zapLife') life[what] += by;
+    else tally[what] += by;
     trace(title, focus, message);
   };
   // Zapier ends a perform at 30 s: whatever one running longer would have answered counts for nothing.
@@ -73,7 +92,19 @@ export const judge = (run: Judged): Outcome => {
     const doubled = Math.min(extra, Math.max(0, runs.filter((run) => !claimUnsettled(run)).length - 1));
     tally.unclaimed += extra - doubled;
     if (doubled > 0) fail('doubled', doubled, `run ${runs.length} times`, tried, message);
+    const off = offWhenMade(run.zaps.offs, message);
+    if (runs.length > 0 && off?.deep) fail('ranWhileOff', 1, 'ran though made while its Zap was off', runs, message);
     if (runs.length > 0) continue;
+    // Made while its Zap was off for over an hour: skipped, as a Zap turned off and on skips it (docs/guarantees.md).
+    if (off) {
+      life.skipped += 1;
+      continue;
+    }
+    // Zapier served its Zap and refused every attempt Svix made, until Svix gave up: the world's, not the app's.
+    if (tried.length === 0 && message.served === true) {
+      life.refusedThroughout += 1;
+      continue;
+    }
     // Judged by its genuine deliveries: a forgery carrying its id halts, and says nothing of what Svix answered.
     const genuine = tried.filter((perform) => perform.delivery.kind === 'genuine');
     if (genuine.length > 0 && genuine.every((perform) => svixNeverAnswered(run, perform))) tally.unanswered += 1;
@@ -81,17 +112,59 @@ export const judge = (run: Judged): Outcome => {
     else fail('lost', 1, 'lost', tried, message);
   }
   tally.junkOverBound = junkPastBound(run, (title, focus) => trace(title, focus));
+  for (const problem of zapLifeProblems(run)) fail('zapLife', 1, problem, []);
   const overMemory = run.processes.flatMap(({ lives }) => lives).filter(({ runtime }) => !withinMemory(runtime));
   if (overMemory.length > 0) trace(`${overMemory.length} runtimes kept memory past the bound`, []);
   const junk = performs.filter((perform) => isJunk(perform.delivery));
   return {
     ...{ setting: run.setting.name, seed: run.seed, events: messages.length, deliveries: performs.length },
-    ...{ ...tally, performs: performs.length, cut: performs.filter((p) => p.outcome === 'cut').length },
+    ...{ ...tally, ...life, performs: performs.length, cut: performs.filter((p) => p.outcome === 'cut').length },
     ...{ overTime: overTime.length, overMemory: overMemory.length },
     ...{ junk: junk.length, junkSvixCalls: callsOf(junk, 'calls'), svixCalls: callsOf(performs, 'calls') },
     ...{ cacheCalls: callsOf(performs, 'cacheCalls'), latency: latencyOf(performs), traces },
     ...{ virtualSeconds: Math.round((run.scheduler.now - T0) / 1000) },
   };
+};
+
+/**
+ * The off period (over an hour, its unsubscribe having parked the endpoint) a message was made in, if any: it may be
+ * skipped; `deep` when made well inside it (the two clocks' allowance twice over, and the processes' skew), where it
+ * must be.
+ */
+const offWhenMade = (offs: readonly Off[], message: SimMessage) => {
+  const margin = 2 * SVIX_CLOCK_ALLOWANCE_MS + PROCESS_SKEW;
+  for (const off of offs) {
+    const until = off.until ?? Infinity;
+    if (off.zap !== message.zap || !off.parked || until - off.from <= EDIT_GAP_MS) continue;
+    const inside =
+      off.from - SVIX_CLOCK_ALLOWANCE_MS <= message.madeAt && message.madeAt <= until + SVIX_CLOCK_ALLOWANCE_MS;
+    if (inside) return { deep: off.from + margin <= message.madeAt && message.madeAt <= until - margin };
+  }
+  return undefined;
+};
+
+/**
+ * What a Zap's life leaves wrong at the end: an endpoint Svix sends to (live, not parked) that no Zap's subscription
+ * uses, a Zap on whose endpoint is parked or gone, and the live endpoints paced past 25 a second together (each gets
+ * at least 1) though the last change listed them.
+ */
+const zapLifeProblems = ({ svix, zaps, paceChecked }: Judged): string[] => {
+  const problems: string[] = [];
+  const used = new Set(zaps.subscriptions().map(({ data }) => data.id));
+  const live = svix.endpoints.filter(({ record }) => !record.deleted && record.metadata.parked === undefined);
+  for (const endpoint of live)
+    if (!used.has(endpoint.id)) problems.push(`endpoint ${endpoint.index} left live, its Zap off`);
+  for (const id of used) {
+    const endpoint = svix.find(id);
+    if (!endpoint || endpoint.record.metadata.parked !== undefined)
+      problems.push(`a Zap on with its endpoint ${endpoint ? 'parked' : 'gone'}`);
+  }
+  const enabled = live.filter(({ record }) => !record.disabled);
+  const paced = enabled.reduce((sum, { record }) => sum + (record.throttleRate ?? PACE_PER_SECOND), 0);
+  // Promised once the last change's listing was answered: Svix failing it, the next change paces them.
+  if (paceChecked && paced > Math.max(PACE_PER_SECOND, enabled.length))
+    problems.push(`live endpoints paced at ${paced} a second`);
+  return problems;
 };
 
 /** Svix calls made by performs of junk, per life of a process and endpoint, past the allowance the rules state. Any

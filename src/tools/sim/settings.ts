@@ -37,6 +37,11 @@ export const FIELDS = {
   hours: number(0, 24), // a long run: the events spread over this many hours, junk every 2 min, Svix down hourly
   edits: number(0, 20), // Zaps edited while on: re-subscribed in either order, at the same target URL or a new one
   throttledSetAnswer: oneOf('null', 'false'), // what z.cache answers a throttled set: as Zapier says, or as core mocks
+  serveLagMs: number(0, 3_600_000), // Zapier serves a new subscription up to this long after its subscribe returns
+  editGapMs: number(0, 10_800_000), // an edit's two calls up to this far apart (most close together)
+  zapierRefuses: number(0, 0.5, false), // of deliveries Zapier refuses (429, with a Retry-After of 1-120 s)
+  togetherOn: number(0, 50), // Zaps turned on at once as the run starts (no events of their own): pacing
+  noMeta: oneOf(true, false), // Zapier names no Zap to subscribe and unsubscribe (each is its target URL's)
 };
 type Field = keyof typeof FIELDS;
 const isField = (key: string): key is Field => Object.hasOwn(FIELDS, key);
@@ -65,6 +70,7 @@ const BASE: Setting = {
   ...{ junkBurst: 0, historyFaults: false, svixClockSeconds: 0, processes: 2, backlogSeconds: 0, stolen: 0 },
   ...{ cacheLatencyMs: 0, commitLagMs: 0, svixClockJumps: false, forgeAheadSeconds: 0, junkSpreadSeconds: 0 },
   ...{ endpoints: 1, cold: false, hours: 0, edits: 0, throttledSetAnswer: 'null' },
+  ...{ serveLagMs: 2_000, editGapMs: 5_000, zapierRefuses: 0, togetherOn: 0, noMeta: false },
 };
 const vary = (name: string, changes: Partial<Setting>): Setting => ({ ...BASE, ...changes, name });
 const EVERYTHING: Partial<Setting> = {
@@ -75,6 +81,9 @@ const WIDE: Partial<Setting> = {
   ...{ svixClockSeconds: -60, stolen: 4, cacheLatencyMs: 8_000, commitLagMs: 5_000, svixClockJumps: true },
   ...{ forgeAheadSeconds: 300, junkSpreadSeconds: 3_600, endpoints: 20, throttledSetAnswer: 'false' },
 };
+
+/** A Zap's life in the least favourable world no source rules out (docs/zapier-fidelity.md). */
+const ZAP_LIFE: Partial<Setting> = { serveLagMs: 600_000, editGapMs: 3_600_000, zapierRefuses: 0.2, togetherOn: 10 };
 
 export const SETTINGS: readonly Setting[] = [
   BASE,
@@ -125,9 +134,19 @@ export const SETTINGS: readonly Setting[] = [
   vary('wide-world', { ...EVERYTHING, ...WIDE }),
   vary('wide-world-cold', { ...EVERYTHING, ...WIDE, cold: true }),
   // Zaps edited while on, in either order, at the same target URL or a new one, with deliveries in flight.
+  // Each edit runs the app's subscribe and unsubscribe against the simulated Svix; Zapier serves a new subscription
+  // up to 2 s after its subscribe returns, and Svix retries what it could not deliver on its own schedule, only.
   vary('edits', { share: 0.1, rotations: 5, endpoints: 3, edits: 8 }),
-  vary('edits-wide', { ...EVERYTHING, ...WIDE, edits: 12 }),
-  vary('edits-long', { events: 500, rotations: 10, hours: 24, endpoints: 3, edits: 12 }),
+  vary('edits-wide', { ...EVERYTHING, ...WIDE, ...ZAP_LIFE, edits: 12 }),
+  vary('edits-long', { events: 500, rotations: 10, hours: 24, endpoints: 3, edits: 12, editGapMs: 10_800_000 }),
+  // Zapier slow to serve a new subscription (up to an hour), an edit's calls up to 3 hours apart (over an hour: what
+  // was made between is skipped, as for a Zap turned off), Zapier refusing a third of deliveries.
+  vary('serve-late', { share: 0.1, rotations: 3, endpoints: 3, edits: 12, serveLagMs: 3_600_000 }),
+  vary('edit-gaps', { events: 400, hours: 8, rotations: 3, endpoints: 3, edits: 16, editGapMs: 10_800_000 }),
+  vary('zapier-refuses', { share: 0.1, rotations: 3, endpoints: 3, edits: 8, zapierRefuses: 0.33 }),
+  // Many Zaps turned on at once, and edited; Zaps named by nothing but their target URL.
+  vary('together-on', { share: 0.1, rotations: 3, endpoints: 3, edits: 8, togetherOn: 20 }),
+  vary('no-zap-named', { share: 0.1, rotations: 3, endpoints: 3, edits: 8, noMeta: true }),
 ];
 
 /** The setting with each `--set KEY=VALUE` and `--rule KEY=VALUE` applied (its name marked), or why one is refused. */
@@ -164,8 +183,10 @@ export const outcomeLine = (outcome: Outcome, setting: Setting): string =>
   `svix_calls_per_junk=${(outcome.junkSvixCalls / Math.max(1, outcome.junk)).toFixed(2)} ` +
   `junk_over_allowance=${outcome.junkOverBound} over_time=${outcome.overTime} over_memory=${outcome.overMemory} ` +
   `unanswered=${outcome.unanswered} unclaimed=${outcome.unclaimed} cut=${outcome.cut} svix_calls=${outcome.svixCalls} ` +
+  `skipped=${outcome.skipped} refused_throughout=${outcome.refusedThroughout} ran_while_off=${outcome.ranWhileOff} zap_life=${outcome.zapLife} ` +
   `cache_calls=${outcome.cacheCalls} virtual_s=${outcome.virtualSeconds} p99_ms=${outcome.latency.p99} max_ms=${outcome.latency.max} replay="${replayCommand(setting, outcome.seed)}"`;
 
 export const failed = (outcome: Outcome): boolean =>
   outcome.lost + outcome.doubled + outcome.forgedRun + outcome.revokedRun + outcome.junkOverBound > 0 ||
+  outcome.ranWhileOff + outcome.zapLife > 0 ||
   outcome.overTime + outcome.overMemory > 0;

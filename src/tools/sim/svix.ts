@@ -20,11 +20,18 @@ export type SecretSpell = { key: string; label: string; from: number; endpoint: 
 
 /** A call of the app: a read of the secret, a listing, or a listing's further page (the allowance counts listings). */
 type Kind = 'read' | 'listing' | 'page';
-export type SvixCall = { kind: Kind; start: number; end: number; ok: boolean; fault?: string; showed?: SecretSpell };
+export type SvixCall = { kind: Kind; start: number; end: number; ok: boolean; fault?: string; showed?: SecretSpell } & {
+  /** What it asked: a listing of the endpoints is `GET /endpoint`. */
+  what?: string;
+};
 
 type Payload = { auctioneerUuid: string; auctionUuid: string; status: string };
 /** A message as the auction service sent it: its body is what Svix delivers; `listed`, how the record lists it. */
-export type SimMessage = { id: string; createdAt: number; payload: Payload; body: string; listed: string } & Commit;
+export type SimMessage = { id: string; createdAt: number; payload: Payload; body: string; listed: string } & Commit &
+  For;
+/** The Zap it is for, when it was made on the world's clock, and whether any attempt found Zapier serving its Zap
+ * (the oracle judges a Zap's life by them). */
+type For = { zap: number; madeAt: number; served?: boolean };
 /** When the transaction that wrote a message committed (Svix's clock): listings show it from then on. */
 type Commit = { committedAt: number };
 
@@ -37,18 +44,51 @@ const FAULT_ANSWERS: Partial<Record<string, Answer>> = {
   429: { status: 429, body: { code: 'rate_limited', detail: 'Too many requests' } },
 };
 
-/** One endpoint of the app: its secrets, oldest first, and the rotations whose keys Svix's cache had not yet seen. */
+/** What Svix keeps of an endpoint besides its secrets, as the app's calls read and change it. */
+export type EndpointRecord = {
+  uid?: string;
+  url: string;
+  description?: string;
+  metadata: Record<string, string>;
+  throttleRate?: number;
+  disabled: boolean;
+  deleted: boolean;
+  updatedAt: number;
+};
+
+/** One endpoint of the app: its secrets, oldest first, and the rotations whose keys Svix's cache had not yet seen;
+ * what Svix keeps of it, and where it pointed when (world's clock: Svix's workers may read it up to 30 s late). */
 export class SimEndpoint {
   readonly secrets: SecretSpell[] = [];
   /** After a rotation at `at`, Svix signed with the keys before it until `until` (its cache of keys). */
   private readonly unseen: Array<{ at: number; until: number }> = [];
+  readonly urls: Array<{ at: number; url: string }> = [];
   constructor(
     readonly id: string,
     readonly index: number,
     key: string,
     from: number,
+    readonly record: EndpointRecord = { url: '', metadata: {}, disabled: false, deleted: false, updatedAt: from },
   ) {
     this.secrets.push({ key, label: 'S0', from, endpoint: index });
+    this.urls.push({ at: from, url: record.url });
+  }
+  /** Where it pointed at `at`. */
+  urlAt(at: number): string {
+    let url = this.record.url;
+    for (const change of this.urls) if (change.at <= at) url = change.url;
+    return url;
+  }
+  /** As Svix lists and reads it (EndpointOut). */
+  out(svixNow: number) {
+    const { uid, url, description, metadata, throttleRate, disabled, updatedAt } = this.record;
+    return {
+      ...{ id: this.id, url, metadata, disabled, eventTypes: [EVENT_TYPE_NAME] },
+      ...(uid === undefined ? {} : { uid }),
+      ...(description === undefined ? {} : { description }),
+      ...(throttleRate === undefined ? {} : { throttleRate }),
+      ...{ createdAt: new Date(svixNow).toISOString(), updatedAt: new Date(updatedAt).toISOString() },
+    };
   }
   get current(): SecretSpell {
     const current = this.secrets[this.secrets.length - 1];
@@ -123,34 +163,40 @@ export class SimSvix {
   };
   /** When a process first read a secret newer than this one (Infinity: none yet). */
   newerReadAt = (spell: SecretSpell): number => this.endpoint(spell.endpoint).newerReadAt(spell);
-  /** An endpoint deleted (a Zap's subscription removed): a read of its secret is answered 404, as Svix does. */
-  deleteEndpoint = (index: number): void => void this.byId.delete(this.endpoint(index).id);
-  /** An endpoint made now (a Zap's new subscription), with a secret of its own: its index. */
-  addEndpoint = (): number => {
-    const endpoint = new SimEndpoint(this.newId('ep'), this.endpoints.length, this.newSecret(), this.scheduler.now);
+  /** The endpoint by id or uid, unless deleted. */
+  find = (idOrUid: string): SimEndpoint | undefined =>
+    this.byId.get(idOrUid) ?? this.endpoints.find((each) => !each.record.deleted && each.record.uid === idOrUid);
+  /** An endpoint the app made (a Zap's), with the secret it chose: its index. */
+  addEndpoint = (key: string, record: Omit<EndpointRecord, 'deleted' | 'updatedAt'>): SimEndpoint => {
+    const at = this.scheduler.now;
+    const made = { ...record, deleted: false, updatedAt: this.now() };
+    const endpoint = new SimEndpoint(this.newId('ep'), this.endpoints.length, key, at, made);
     this.endpoints.push(endpoint);
     this.byId.set(endpoint.id, endpoint);
-    return endpoint.index;
+    return endpoint;
   };
   /** The signature header of a delivery signed at `seconds` (Svix's whole seconds) with these keys. */
   sign = (id: string, seconds: number, body: string, keys: readonly string[]): string =>
     keys.map((key) => `v1,${hmac(key, `${id}.${seconds}.${body}`)}`).join(' ');
   /** A message the auction service sends now. Svix takes its time (the id's and the record's) before the transaction
    * that writes it, which commits `commitMs` later: only then do listings show it, and attempts begin. */
-  createMessage(payload: SimMessage['payload'], commitMs: number): SimMessage {
+  createMessage(payload: SimMessage['payload'], commitMs: number, zap = 0): SimMessage {
     const [id, createdAt, body] = [this.newId('msg'), this.now(), JSON.stringify(payload)];
     const listed = JSON.stringify(messageOut({ id, createdAt, payload }));
-    const message = { id, createdAt, committedAt: this.scheduler.now + commitMs, payload, body, listed };
+    const madeAt = this.scheduler.now;
+    const message = { id, createdAt, committedAt: madeAt + commitMs, payload, body, listed, zap, madeAt };
     this.messages.set(message.id, message);
     this.byTime.splice(this.firstAfter(createdAt, true), 0, message);
     return message;
   }
-  /** A call of the app, as the network carries it, logged. */
-  async request(options: RequestOptions, log: SvixCall[]) {
+  /** A call of the app, as the network carries it, logged; `learns`: a read of a secret counts as a process seeing it
+   * (a delivery's; a subscribe's read is kept by the subscription, not shared with the processes). */
+  async request(options: RequestOptions, log: SvixCall[], learns = true) {
     const { scheduler, faults } = this;
     const path = new URL(options.url).pathname;
     const kind = path.endsWith('/secret') ? 'read' : typeof options.params?.iterator === 'string' ? 'page' : 'listing';
-    const call: SvixCall = { kind, start: scheduler.now, end: scheduler.now, ok: false };
+    const what = `${options.method ?? 'GET'} ${path.replace(/^\/api\/v1\/app\/[^/]+/, '')}`;
+    const call: SvixCall = { kind, start: scheduler.now, end: scheduler.now, ok: false, what };
     log.push(call);
     const timeout = typeof options.timeout === 'number' ? options.timeout : 10_000;
     const latency = faults.random.between(20, 180);
@@ -168,12 +214,14 @@ export class SimSvix {
       throw Object.assign(new Error('network timeout'), { name: 'FetchError', type: 'request-timeout' });
     }
     await scheduler.sleep(latency / 2);
-    const answer = FAULT_ANSWERS[fault ?? ''] ?? this.answer(options.method ?? 'GET', path, { ...options.params });
+    const body: unknown = typeof options.body === 'string' ? JSON.parse(options.body) : undefined;
+    const answer =
+      FAULT_ANSWERS[fault ?? ''] ?? this.answer(options.method ?? 'GET', path, { ...options.params }, body);
     const showed = answer.status === 200 ? this.readOf(path) : undefined;
     await scheduler.sleep(latency / 2);
     finish(answer.status < 300 || answer.status === 404);
     call.showed = showed;
-    if (showed) showed.readAt ??= scheduler.now;
+    if (showed && learns) showed.readAt ??= scheduler.now;
     const content = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
     return { status: answer.status, content, ...(fault === '429' ? { retryAfter: '1' } : {}) };
   }
@@ -184,12 +232,62 @@ export class SimSvix {
   }
   private readOf = (path: string): SecretSpell | undefined => this.endpointOf(path)?.current;
   /** Svix's answer to a call of the app, as it stands now. */
-  private answer(method: string, path: string, params: Record<string, unknown>): Answer {
+  private answer(method: string, path: string, params: Record<string, unknown>, body: unknown): Answer {
     const app = `/api/v1/app/${this.appId}`;
-    if (method !== 'GET' || !path.startsWith(app)) return NOT_FOUND;
-    const endpoint = this.endpointOf(path);
-    if (endpoint) return { status: 200, body: { key: endpoint.current.key } };
+    if (!path.startsWith(app)) return NOT_FOUND;
+    if (path.startsWith(`${app}/endpoint`)) return this.endpoints_(method, path.slice(app.length), body);
+    if (method !== 'GET') return NOT_FOUND;
     return path === `${app}/msg` ? this.list(params) : NOT_FOUND;
+  }
+  /** The endpoint routes the app calls: list, create (a uid taken: 409), read, change, delete, read the secret. */
+  private endpoints_(method: string, path: string, body: unknown): Answer {
+    const svixNow = this.now();
+    const live = this.endpoints.filter((each) => !each.record.deleted);
+    if (path === '/endpoint' && method === 'GET')
+      return {
+        status: 200,
+        body: { data: live.map((each) => each.out(svixNow)).reverse(), done: true, iterator: null },
+      };
+    if (path === '/endpoint' && method === 'POST') {
+      const [uid, url, secret, description, throttleRate] = ['uid', 'url', 'secret', 'description', 'throttleRate'].map(
+        (key) => fieldOf(body, key),
+      );
+      if (typeof uid === 'string' && this.find(uid))
+        return { status: 409, body: { code: 'conflict', detail: 'uid exists' } };
+      const made = this.addEndpoint(String(secret), {
+        ...{ url: String(url), metadata: recordOf(fieldOf(body, 'metadata')), disabled: false },
+        ...(typeof uid === 'string' ? { uid } : {}),
+        ...(typeof description === 'string' ? { description } : {}),
+        ...(typeof throttleRate === 'number' ? { throttleRate } : {}),
+      });
+      return { status: 201, body: made.out(svixNow) };
+    }
+    const [, idOrUid, secret] = /^\/endpoint\/([^/]+)(\/secret)?$/.exec(path) ?? [];
+    const endpoint = idOrUid === undefined ? undefined : this.find(decodeURIComponent(idOrUid));
+    if (!endpoint) return NOT_FOUND;
+    if (secret && method === 'GET') return { status: 200, body: { key: endpoint.current.key } };
+    if (secret) return NOT_FOUND;
+    if (method === 'GET') return { status: 200, body: endpoint.out(svixNow) };
+    if (method === 'DELETE') {
+      endpoint.record.deleted = true;
+      this.byId.delete(endpoint.id);
+      return { status: 204, body: '' };
+    }
+    if (method !== 'PATCH') return NOT_FOUND;
+    const [url, disabled, description, metadata, throttleRate] = [
+      ...['url', 'disabled', 'description', 'metadata', 'throttleRate'],
+    ].map((key) => fieldOf(body, key));
+    const { record } = endpoint;
+    if (typeof url === 'string') {
+      record.url = url;
+      endpoint.urls.push({ at: this.scheduler.now, url });
+    }
+    if (typeof disabled === 'boolean') record.disabled = disabled;
+    if (typeof description === 'string') record.description = description;
+    if (metadata !== undefined) record.metadata = recordOf(metadata);
+    if (typeof throttleRate === 'number') record.throttleRate = throttleRate;
+    record.updatedAt = svixNow;
+    return { status: 200, body: endpoint.out(svixNow) };
   }
   /** Where in `byTime` the first message later than `at` is (`orLater` false: the first at `at` or later). */
   private firstAfter(at: number, orLater: boolean): number {
@@ -228,6 +326,15 @@ export class SimSvix {
     return { status: 200, body };
   }
 }
+
+/** A field of a request's JSON body (undefined: none). */
+const fieldOf = (body: unknown, key: string): unknown =>
+  typeof body === 'object' && body ? Reflect.get(body, key) : undefined;
+/** A JSON object of strings, as Svix keeps metadata. */
+const recordOf = (value: unknown): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(Object(value)).flatMap(([key, each]) => (typeof each === 'string' ? [[key, each]] : [])),
+  );
 
 /** HMAC-SHA256 in base64 under a secret (its key bytes follow `whsec_`, in base64), as Svix signs. */
 const hmac = (key: string, text: string) =>

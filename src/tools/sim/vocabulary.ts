@@ -70,6 +70,9 @@ export const Outcome = t.type({
   ...{ unanswered: t.number, unclaimed: t.number, cut: t.number, overTime: t.number, overMemory: t.number },
   ...{ doubled: t.number, forgedRun: t.number, revokedRun: t.number, junk: t.number, junkSvixCalls: t.number },
   ...{ junkOverBound: t.number, svixCalls: t.number, cacheCalls: t.number, virtualSeconds: t.number },
+  /** skipped: made while its Zap was off for over an hour, and not run (excused); ranWhileOff: made well inside such
+   * a time, and run; refusedThroughout: Zapier served its Zap and refused every attempt (excused); zapLife: endpoints left live for a Zap that is off, a Zap on without its endpoint, pace over 25. */
+  ...{ skipped: t.number, refusedThroughout: t.number, ranWhileOff: t.number, zapLife: t.number },
   /** How long genuine deliveries that ran took from perform to answer, ms: the 99th percentile and the longest. */
   latency: t.type({ p99: t.number, max: t.number }),
   traces: t.array(t.string),

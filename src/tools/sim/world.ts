@@ -11,11 +11,11 @@ import type { Deliver, Kind, Life, PerformRecord, Process, SimDelivery } from '.
 import { Random } from './random';
 import { EventLoop, Scheduler } from './scheduler';
 import { rulesOf, type Setting } from './settings';
-import { SimSvix, type SimMessage } from './svix';
+import { SimSvix, type SimMessage, type SvixCall } from './svix';
 import { retryDelayMs, RETRY_SCHEDULE_MS, type FailedAttempt } from '../../svix/rules';
 import type { SubscribeData } from '../../models/inbound';
-import { CATCH_UP, catchUpOf, onAtSvix } from '../../zap/policy';
-import { SimZaps } from './zaps';
+import { encodeMetadata, shareOf, zapScopeOf, zapUidOf } from '../../zap/policy';
+import { SimZaps, type Subscribed } from './zaps';
 
 /** One simulated run: auction events from a simulated Svix through Zapier's queue to 1–4 processes, each a Runtime of
  * the app's real delivery code on its own virtual clock and simulated ports (z.cache, Svix), adversity in every part.
@@ -72,6 +72,9 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   const cache = new SimCache(scheduler, faultRandom.fork(), cacheOptions);
   const rules = rulesOf(setting.rules);
   const performs: PerformRecord[] = [];
+  /** The Svix calls of turning Zaps on and off, and whether the last to end checked the pace. */
+  const operationCalls: SvixCall[] = [];
+  let paceChecked = true;
   const busy = new Set<Life>(); // the lives with performs running
 
   /** A process starts (or goes cold): a new runtime, as Zapier starts a new process, on a loop of its own. */
@@ -90,21 +93,34 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const process: Process = { index, skew: index === 0 ? 0 : plan.int(-PROCESS_SKEW, PROCESS_SKEW), lives: [] };
     return newLife(process).process;
   });
-  /** What each endpoint's subscribe stored: its id and first secret, and whether it learnt the cache honours nx; where
-   * Zaps are edited, the Zap's scope and since when it runs events, as the app's subscribe stores them. */
-  const subscriptions: SubscribeData[] = svix.endpoints.map((endpoint) => ({
-    ...{ id: endpoint.id, secret: endpoint.current.key, checkedAt: scheduler.now },
-    ...(plan.chance(0.8) ? { cacheHonoursNx: true } : {}),
-    ...(setting.edits > 0 ? { zap: `zap-${endpoint.index}`, on: onAtSvix(scheduler.now, endpoint.id) } : {}),
-  }));
-  const zaps = new SimZaps(svix, subscriptions);
-  /** Each Zap's messages, for what an edit asks Svix to send again. */
-  const messagesOf = new Map<number, SimMessage[]>();
+  /** The Zaps on at the start, each subscribed before the run at a hook of its own (its endpoint made then, paced
+   * with the others), as the app's subscribe stores it: its id and first secret, whether it learnt the cache honours
+   * nx, its Zap's scope, generation and since when it runs events. */
+  const zaps = new SimZaps();
+  const metaOf = (zap: number) => (setting.noMeta ? undefined : { zap: { id: `zap-${zap}` } });
+  svix.endpoints.forEach((endpoint, index) => {
+    const hook = zaps.newHook();
+    const scope = zapScopeOf(metaOf(index)?.zap, hook);
+    const metadata = encodeMetadata({ zap: scope, gen: 1, on: scheduler.now });
+    Object.assign(endpoint.record, {
+      uid: zapUidOf(scope),
+      url: hook,
+      metadata,
+      throttleRate: shareOf(setting.endpoints),
+    });
+    endpoint.urls.push({ at: scheduler.now, url: hook });
+    const data: SubscribeData = {
+      ...{ id: endpoint.id, secret: endpoint.current.key, checkedAt: scheduler.now },
+      ...(plan.chance(0.8) ? { cacheHonoursNx: true } : {}),
+      ...{ zap: scope, on: scheduler.now, gen: 1 },
+    };
+    zaps.subscribed(index, hook, data, scheduler.now)();
+  });
   const authData = { apiKey: 'testsk_simulated', appId: svix.appId, serverUrl: 'http://127.0.0.1:9' };
 
   /** The ports a perform's calls go through; every call holds its process's event loop until answered. */
-  const ioFor = ({ loop }: Life, record: PerformRecord): Io => ({
-    send: (options) => loop.call(() => svix.request(options, record.calls)),
+  const ioFor = ({ loop }: Life, record: Pick<PerformRecord, 'calls' | 'cacheCalls'>, learns = true): Io => ({
+    send: (options) => loop.call(() => svix.request(options, record.calls, learns)),
     cache: {
       get: (key) => loop.call(() => cache.get(key, record.cacheCalls)).then((value) => value ?? undefined),
       set: (key, value, ttl, nx) => loop.call(() => cache.set(key, value, ttl, nx, record.cacheCalls)),
@@ -114,10 +130,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
 
   /** Zapier's queue: a delivery waits, then its perform starts in the latest life of the process it went to (a new
    * one, where every delivery goes to a fresh process). */
-  const receive = (delivery: SimDelivery): void => {
-    // Zapier hands the perform what the delivery's target URL serves now (none: it answers 410, and takes nothing).
-    const subscription = zaps.subscriptionFor(delivery.endpoint);
-    if (!subscription) return;
+  const receive = (delivery: SimDelivery, subscription: SubscribeData): void => {
     vary.received?.(delivery);
     const waited = zapierRandom.chance(share) ? zapierRandom.between(SECOND, 5 * MINUTE) : zapierRandom.between(5, 300);
     const process = zapierRandom.pick(processes);
@@ -161,25 +174,42 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     }
   };
 
-  /** Svix attempts a message: the endpoint may fail for a moment (Zapier never took it), or lose its answer. */
-  const attempt = (message: SimMessage, endpoint: number, number: number): void => {
-    // A deleted endpoint's attempts end with it.
-    if (!zaps.live(endpoint)) return;
+  /**
+   * Svix attempts a message on an endpoint, at the URL its workers read (up to 30 s stale after a change), while the
+   * endpoint is there and enabled. Zapier takes it where that URL serves a subscription: it may fail for a moment,
+   * refuse it (429, with a Retry-After Svix holds to 1–2× its wait), or lose its answer; where nothing is served (a
+   * parked endpoint, a hook not yet or no longer served) it fails. Each failure is retried on Svix's schedule.
+   */
+  const attempt = (message: SimMessage, endpointId: string, number: number): void => {
+    const endpoint = svix.find(endpointId);
+    if (!endpoint || endpoint.record.disabled) return;
+    const stale = zapierRandom.chance(share) ? zapierRandom.between(0, 30 * SECOND) : 0;
+    const subscription = zaps.servedAt(endpoint.urlAt(scheduler.now - stale));
+    if (subscription) message.served = true;
     const seconds = Math.floor(svix.now() / SECOND);
-    const signedBy = svix.endpoint(endpoint).signingAt(scheduler.now);
+    const signedBy = endpoint.signingAt(scheduler.now);
     const keys = signedBy.map(({ key }) => key);
     const signature = svix.sign(message.id, seconds, message.body, keys);
     const delivery: SimDelivery = {
-      ...{ kind: 'genuine', id: message.id, body: message.body, signature, signedBy, endpoint },
+      ...{ kind: 'genuine', id: message.id, body: message.body, signature, signedBy, endpoint: endpoint.index },
       ...{ signedAt: seconds * SECOND, message, attempt: number },
     };
-    const failed = zapierRandom.chance(share) ? zapierRandom.pick(['unavailable', 'answer-lost'] as const) : undefined;
-    if (failed !== 'unavailable') receive(delivery);
+    const refused = subscription && zapierRandom.chance(setting.zapierRefuses) ? 'refused' : undefined;
+    const failed = !subscription
+      ? 'gone'
+      : (refused ??
+        (zapierRandom.chance(share) ? zapierRandom.pick(['unavailable', 'answer-lost'] as const) : undefined));
+    if (subscription && (failed === undefined || failed === 'answer-lost')) receive(delivery, subscription);
     // Svix's schedule, with its jitter and its penalty after a time-out (src/svix/rules.ts, shared with the emulator).
     const scheduled = RETRY_SCHEDULE_MS[number - 1];
     if (!failed || scheduled === undefined) return;
-    const how: FailedAttempt = failed === 'unavailable' ? { kind: 'status', status: 503 } : { kind: 'timeout' };
-    scheduler.after(retryDelayMs(scheduled, how, retries.between()), () => attempt(message, endpoint, number + 1));
+    const how: FailedAttempt =
+      failed === 'refused'
+        ? { kind: 'status', status: 429, retryAfterMs: zapierRandom.between(1, 120) * SECOND }
+        : failed === 'answer-lost'
+          ? { kind: 'timeout' }
+          : { kind: 'status', status: failed === 'gone' ? 410 : 503 };
+    scheduler.after(retryDelayMs(scheduled, how, retries.between()), () => attempt(message, endpointId, number + 1));
   };
 
   const uuid = (): string => {
@@ -217,11 +247,23 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const signed = tampered ? (real?.body ?? body) : body;
     const changed = { ...(real?.payload ?? payload), status: 'CANCELLED_BY_FORGER' };
     const delivered = tampered ? JSON.stringify(changed) : body;
-    receive({
-      ...{ kind: kind === 'revoked-secret' && !revoked ? 'wrong-secret' : kind, id, body: delivered, signedBy },
-      signature: kind === 'unsigned' ? undefined : svix.sign(id, seconds, signed, keys.length > 0 ? keys : [stranger]),
-      ...{ signedAt: seconds * SECOND, message: id === real?.id ? real : undefined, attempt: 0, endpoint },
-    });
+    // Sent to the hook the endpoint points at: taken where Zapier serves it (a parked endpoint's, nowhere).
+    const subscription = zaps.servedAt(svix.endpoint(endpoint).record.url);
+    if (!subscription) return;
+    receive(
+      {
+        ...{ kind: kind === 'revoked-secret' && !revoked ? 'wrong-secret' : kind, id, body: delivered, signedBy },
+        signature:
+          kind === 'unsigned' ? undefined : svix.sign(id, seconds, signed, keys.length > 0 ? keys : [stranger]),
+        ...{ signedAt: seconds * SECOND, message: id === real?.id ? real : undefined, attempt: 0, endpoint },
+      },
+      subscription,
+    );
+  };
+  /** The Zap's endpoint (its current subscription's; while it is off, the last it made): where forgers aim. */
+  const zapEndpoint = (zap: number): number => {
+    const id = zaps.subscriptionOf(zap)?.data.id ?? zaps.endpointsOf(zap).pop();
+    return (id === undefined ? undefined : svix.find(id))?.index ?? zap;
   };
 
   /** Junk claims any second: now, minutes ago, the very second of the endpoint's last rotation, or minutes ahead. */
@@ -236,39 +278,64 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   };
   const junk = (endpoint: number) => forge('junk', endpoint, undefined, junkSecond(endpoint));
 
+  /** A Zap's subscribe or unsubscribe, as Zapier runs it: the app's own code, in one of the processes, through the
+   * simulated Svix and z.cache (their faults included). */
+  const operate = <T>(run: (ops: ReturnType<typeof operationsFor>, io: Io) => Promise<T>): Promise<T> => {
+    const life = lifeOf(editing.pick(processes));
+    const calls: SvixCall[] = [];
+    const ended = () => {
+      // Whether its last listing of the endpoints (the pace checked) was answered.
+      const listings = calls.filter((call) => call.what === 'GET /endpoint');
+      paceChecked = listings[listings.length - 1]?.ok === true;
+      operationCalls.push(...calls);
+    };
+    const done = run(operationsFor(life.runtime), ioFor(life, { calls, cacheCalls: [] }, false));
+    done.then(ended, ended);
+    return done;
+  };
+  const bundleOf = (zap: number, hook: string, subscribeData?: SubscribeData) => ({
+    ...{ authData, inputData: {}, targetUrl: hook },
+    ...(metaOf(zap) === undefined ? {} : { meta: metaOf(zap) }),
+    ...(subscribeData === undefined ? {} : { subscribeData }),
+  });
+  /** Turns the Zap on at the hook; Zapier serves it up to `serveLagMs` after the subscribe returns. Where it fails
+   * (Svix failing), it is turned on again a minute or two later, as the person (or Zapier) would. Then `next`. */
+  const turnOn = (zap: number, hook: string, next = (): void => undefined): void => {
+    void operate((ops, io) => ops.performSubscribe(io, bundleOf(zap, hook))).then(
+      (data) => {
+        scheduler.after(editing.between(0, setting.serveLagMs), zaps.subscribed(zap, hook, data, scheduler.now));
+        next();
+      },
+      () => scheduler.after(editing.between(30 * SECOND, 2 * MINUTE), () => turnOn(zap, hook, next)),
+    );
+  };
+  /** Turns a subscription off: Zapier stops serving it at once, whatever the unsubscribe then does (it may fail).
+   * Then `next`. */
+  const turnOff = (zap: number, old: Subscribed, next = (): void => undefined): void => {
+    const off = zaps.unsubscribed(zap, old, scheduler.now);
+    void operate((ops, io) => ops.performUnsubscribe(io, bundleOf(zap, old.hook, old.data)))
+      .then(
+        ({ removed }) => off && (off.parked = removed),
+        () => undefined,
+      )
+      .then(next);
+  };
+
   /**
    * A Zap edited while on, as Zapier may run it: its new version subscribed first or its old one unsubscribed first,
-   * the two calls up to 5 s apart, at the same target URL or a new one. The new subscription asks Svix to send
-   * again what the app's subscribe asks (catchUpOf): Svix sends its endpoint each such message of the Zap.
+   * the second call up to `editGapMs` after the first answered (most soon after), at the same target URL or a new one
+   * (with no Zap named, the same: a new one would be another Zap).
    */
   const editZap = (at: number): void => {
     const [zap, first, sameHook] = [editing.int(0, setting.endpoints - 1), editing.chance(0.5), editing.chance(0.5)];
-    const gap = editing.between(100, 5_000);
-    const scope = `zap-${zap}`;
-    const subscribe = (old: number, asked: Parameters<typeof catchUpOf>[0]) => {
-      const { since, on: from } = catchUpOf(asked);
-      const made = zaps.subscribe(zap, old, sameHook, (endpoint) => ({
-        ...{ id: svix.endpoint(endpoint).id, secret: svix.endpoint(endpoint).current.key },
-        ...{ checkedAt: scheduler.now, zap: scope, on: onAtSvix(from, svix.endpoint(endpoint).id) },
-        ...(editing.chance(0.8) ? { cacheHonoursNx: true } : {}),
-      }));
-      const replayed = (messagesOf.get(zap) ?? []).filter(
-        (message) => since !== undefined && message.createdAt >= since && message.committedAt <= scheduler.now,
-      );
-      for (const message of replayed) scheduler.after(editing.between(50, 2_000), () => attempt(message, made, 1));
-    };
+    const gap = heavy(editing, 100, Math.max(100, setting.editGapMs));
     scheduler.at(at, () => {
-      const old = zaps.current(zap);
-      const on = zaps.subscriptionFor(old)?.on ?? T0;
-      const asked = { now: scheduler.now, scope, asked: false };
-      if (first) {
-        subscribe(old, { ...asked, earlier: on, off: undefined });
-        scheduler.after(gap, () => zaps.unsubscribe(old));
-        return;
-      }
-      zaps.unsubscribe(old);
-      const off = { at: scheduler.now, claims: scope, since: scheduler.now - CATCH_UP.inFlightMs, on };
-      scheduler.after(gap, () => subscribe(old, { ...asked, now: scheduler.now, earlier: undefined, off }));
+      const old = zaps.subscriptionOf(zap);
+      if (!old) return; // off: an earlier edit of it is still under way
+      const hook = sameHook || setting.noMeta ? old.hook : zaps.newHook();
+      // Zapier makes the second call once the first has answered (no source says it overlaps them).
+      if (first) turnOn(zap, hook, () => scheduler.after(gap, () => turnOff(zap, old)));
+      else turnOff(zap, old, () => scheduler.after(gap, () => turnOn(zap, hook)));
     });
   };
 
@@ -281,16 +348,15 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
       const payload = { auctioneerUuid: uuid(), auctionUuid: uuid(), status: plan.pick(STATUSES) };
       // Attempts begin once Svix's transaction writing it commits.
       const lag = setting.commitLagMs > 0 ? heavy(commits, 1, setting.commitLagMs) : commits.between(1, 300);
-      const message = svix.createMessage(payload, lag);
       const zap = endpointOf();
-      messagesOf.set(zap, [...(messagesOf.get(zap) ?? []), message]);
+      const message = svix.createMessage(payload, lag, zap);
       // Sent to each endpoint of the Zap (two while an edit is under way).
       const toEach = (number: number) => () => zaps.endpointsOf(zap).forEach((to) => attempt(message, to, number));
       scheduler.after(lag + plan.between(5, 50), toEach(1));
       if (plan.chance(share)) scheduler.after(lag + plan.between(5, 200), toEach(RETRY_SCHEDULE_MS.length + 1));
       if (plan.chance(share)) {
         const kind = plan.pick([...FORGERIES, 'replayed-id'] as const);
-        scheduler.after(lag + plan.between(0, 5_000), () => forge(kind, zaps.current(zap), message));
+        scheduler.after(lag + plan.between(0, 5_000), () => forge(kind, zapEndpoint(zap), message));
       }
     });
   }
@@ -310,7 +376,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const endpoint = setting.closePairs && index % 2 === 1 ? rotated : (rotated = endpointOf());
     const stale = setting.commitLagMs > 0 ? plan.between(0, 30 * SECOND) : 0;
     scheduler.at(time, () => {
-      const current = zaps.current(endpoint);
+      const current = zapEndpoint(endpoint);
       svix.endpoint(current).rotate(scheduler.now, svix.newSecret(), grace, stale);
       for (let count = 0; count < setting.junkBurst; count += 1) {
         const second = junkSecond(current);
@@ -342,13 +408,16 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     for (let junkAt = first + hour * HOUR; junkAt < first + (hour + 1) * HOUR;) {
       junkAt += -2 * MINUTE * Math.log(1 - plan.between());
       const zap = endpointOf();
-      scheduler.at(junkAt, () => junk(zaps.current(zap)));
+      scheduler.at(junkAt, () => junk(zapEndpoint(zap)));
     }
   }
   for (let edit = 0; edit < setting.edits; edit += 1) editZap(first + editing.between(0.05, 0.95) * span);
+  // Zaps turned on at once, as a person may publish several: they share the pace with the others.
+  for (let zap = setting.endpoints; zap < setting.endpoints + setting.togetherOn; zap += 1)
+    scheduler.at(T0 + SECOND, () => turnOn(zap, zaps.newHook()));
   for (const process of processes) {
     for (let cold = 0; cold < 2; cold += 1) scheduler.at(first + plan.between(0, 1) * span, () => newLife(process));
   }
   await scheduler.run(20_000_000, runtimeRule);
-  return judge({ setting, seed, svix, performs, processes, cache, scheduler });
+  return judge({ setting, seed, svix, performs, processes, cache, scheduler, zaps, paceChecked });
 };

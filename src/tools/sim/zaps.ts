@@ -1,65 +1,62 @@
 import type { SubscribeData } from '../../models/inbound';
-import type { SimSvix } from './svix';
 
 /**
- * The Zaps on the simulated app, as Zapier and Svix keep them between them: each Zap's endpoints (one, or two while
- * an edit is under way), the target URL each delivers to (a hook), and the subscription each hook serves, which is
- * what a perform of a delivery Zapier takes there is handed. An edit is run as the app's subscribe and unsubscribe
- * run it (src/zap/life.ts): a new endpoint of its own, with a new secret, at the same hook or a new one; the
- * old endpoint deleted (its pending attempts end with it, a read of its secret answers 404); what the app asks Svix to send again, sent.
+ * Zapier's side of the Zaps in a simulated run: the subscription each hook URL serves (what a perform of a delivery
+ * there is handed; none: Zapier answers 404, or 410 once unsubscribed, and takes nothing), each Zap's current
+ * subscription as Zapier keeps it, and the endpoints each Zap's subscribes made. Turning Zaps on and off is the
+ * app's own code (src/zap/life.ts) against the simulated Svix; this only keeps what Zapier would.
  */
 
+export type Subscribed = { hook: string; data: SubscribeData };
+/** When a Zap was off between an unsubscribe and its next subscribe (world's clock; none yet: still off), and whether
+ * the unsubscribe parked its endpoint: what it may skip. */
+export type Off = { zap: number; from: number; until?: number; parked: boolean };
+
 export class SimZaps {
-  /** Per endpoint (by index in the app): its Zap, its hook, and whether it is deleted. */
-  private readonly zapOf: number[] = [];
-  private readonly hookOf: number[] = [];
-  private readonly deleted = new Set<number>();
-  /** The subscription each hook serves, while it is subscribed; the next new hook. */
-  private readonly served = new Map<number, SubscribeData>();
-  private nextHook: number;
+  private readonly served = new Map<string, SubscribeData>();
+  /** Per Zap: its subscription (none while it is off), the endpoints it made, and how it is named. */
+  private readonly current: Array<Subscribed | undefined> = [];
+  private readonly made: Array<Set<string>> = [];
+  readonly offs: Off[] = [];
+  private readonly offSince = new Map<number, Off>();
+  private hooks = 0;
 
-  constructor(
-    private readonly svix: SimSvix,
-    subscriptions: readonly SubscribeData[],
-  ) {
-    this.nextHook = subscriptions.length;
-    subscriptions.forEach((subscription, index) => {
-      this.zapOf.push(index);
-      this.hookOf.push(index);
-      this.served.set(index, subscription);
-    });
+  /** A target URL Zapier makes for an activation. */
+  newHook = (): string => `https://hooks.zapier.test/hooks/standard/${(this.hooks += 1)}/`;
+
+  /** What a delivery to this URL is handed now, if Zapier serves it. */
+  servedAt = (url: string): SubscribeData | undefined => this.served.get(url);
+
+  /** The Zap's subscription as Zapier keeps it (none: off). */
+  subscriptionOf = (zap: number): Subscribed | undefined => this.current[zap];
+
+  /** The endpoints the Zap's subscribes made, by id. */
+  endpointsOf = (zap: number): string[] => [...(this.made[zap] ?? [])];
+
+  /** A subscribe returned: Zapier keeps it now, and serves its URL from `serve` on (the world calls it). */
+  subscribed(zap: number, hook: string, data: SubscribeData, at: number): () => void {
+    this.current[zap] = { hook, data };
+    (this.made[zap] ??= new Set()).add(data.id);
+    const off = this.offSince.get(zap);
+    if (off) off.until = at;
+    this.offSince.delete(zap);
+    return () => {
+      // Served unless it was turned off before Zapier got to it.
+      if (this.current[zap]?.data === data) this.served.set(hook, data);
+    };
   }
 
-  /** Whether Svix still sends to the endpoint. */
-  live = (endpoint: number): boolean => !this.deleted.has(endpoint);
-
-  /** The Zap's endpoints Svix sends to, oldest first. */
-  endpointsOf = (zap: number): number[] =>
-    this.zapOf.flatMap((of, endpoint) => (of === zap && this.live(endpoint) ? [endpoint] : []));
-
-  /** The Zap's newest endpoint: where rotations, forgeries and junk go. */
-  current = (zap: number): number => this.endpointsOf(zap).pop() ?? zap;
-
-  /** What a perform of a delivery from this endpoint is handed: the subscription its hook serves now, if any (a
-   * hook no longer subscribed answers 410, and Zapier takes nothing). */
-  subscriptionFor = (endpoint: number): SubscribeData | undefined => this.served.get(this.hookOf[endpoint] ?? -1);
-
-  /** A new subscription of the Zap: an endpoint of its own made now, at the hook of `like` or a new one. */
-  subscribe(zap: number, like: number, sameHook: boolean, subscription: (endpoint: number) => SubscribeData): number {
-    const made = this.svix.addEndpoint();
-    const hook = sameHook ? (this.hookOf[like] ?? like) : (this.nextHook += 1);
-    this.zapOf[made] = zap;
-    this.hookOf[made] = hook;
-    this.served.set(hook, subscription(made));
-    return made;
+  /** An unsubscribe is called: Zapier stops serving the subscription at once; the Zap is off if it was its own. */
+  unsubscribed(zap: number, old: Subscribed, at: number): Off | undefined {
+    if (this.served.get(old.hook) === old.data) this.served.delete(old.hook);
+    if (this.current[zap] !== old) return undefined;
+    this.current[zap] = undefined;
+    const off: Off = { zap, from: at, parked: false };
+    this.offs.push(off);
+    this.offSince.set(zap, off);
+    return off;
   }
 
-  /** An unsubscribe: the endpoint deleted, and its hook no longer served unless a newer endpoint serves it. */
-  unsubscribe(endpoint: number): void {
-    this.deleted.add(endpoint);
-    this.svix.deleteEndpoint(endpoint);
-    const hook = this.hookOf[endpoint];
-    const shared = this.hookOf.some((other, index) => other === hook && index !== endpoint && this.live(index));
-    if (hook !== undefined && !shared) this.served.delete(hook);
-  }
+  /** Every Zap's subscription as Zapier keeps it at the end. */
+  subscriptions = (): Subscribed[] => this.current.flatMap((each) => (each ? [each] : []));
 }
