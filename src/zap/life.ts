@@ -83,7 +83,7 @@ export const subscribeZap = async (z: ZObject | Io, bundle: ZapBundle, clock: Cl
   const meta = zapMetaOf(bundle);
   const scope = zapScopeOf(meta, targetUrl);
   const filters = readFilters(bundle.inputData);
-  const zap = { caller, url: targetUrl, scope, meta, now, asked: filters.ok && filters.filters.catchUp };
+  const zap = { caller, clock, url: targetUrl, scope, meta, now, asked: filters.ok && filters.filters.catchUp };
   const pointed = await pointZapEndpoint(zap);
   // A listing after the change: the Zaps' pace, leftovers gone, and this endpoint as this subscribe left it (an
   // unsubscribe of the Zap's older version at the same moment may have parked it after this read it).
@@ -107,7 +107,10 @@ export const subscribeZap = async (z: ZObject | Io, bundle: ZapBundle, clock: Cl
   };
 };
 
-type ZapOn = { caller: Caller; url: string; scope: string; meta: ZapMeta | undefined; now: number; asked: boolean };
+type ZapOn = { caller: Caller; clock: Clock; url: string; scope: string; meta: ZapMeta | undefined } & {
+  now: number;
+  asked: boolean;
+};
 
 /** What pointing the endpoint at a subscription changes: its URL, enabled (Svix may have disabled it), its label. */
 const pointing = (zap: ZapOn, pointed: Pick<Pointed, 'gen' | 'on' | 'skip'>): EndpointChange => ({
@@ -131,7 +134,9 @@ const pointZapEndpoint = async (zap: ZapOn): Promise<Pointed> => {
       ...{ url: zap.url, uid, meta: zap.meta, metadata: encodeMetadata(fresh), rate: PACE_PER_SECOND },
     });
     if (created.kind === 'created') return { id: created.id, secret: created.secret, gen: 1, on: now };
-    const found = await findEndpoint(caller, uid);
+    // Each call tried again after a failure of a moment: a Zap that fails to turn on is the person's to retry.
+    const again = <T>(call: () => Promise<T>) => withRetries(caller, zap.clock, call);
+    const found = await again(() => findEndpoint(caller, uid));
     const kept: Partial<ZapEndpointMetadata> = (found && metadataOf(found)) ?? {};
     const stale = kept.parked !== undefined && now - kept.parked > UNPARK_WITHIN_MS;
     if (found && stale) await deleteEndpoint(caller, found.id);
@@ -142,10 +147,10 @@ const pointZapEndpoint = async (zap: ZapOn): Promise<Pointed> => {
       const skipping = skipOf({ parked: kept.parked, now, asked: zap.asked });
       const on = skipping ? now : (kept.on ?? now);
       const keeps = { gen, on, skip: skipsOf(kept.skip, now, skipping) };
-      const { status, at } = await change(caller, found.id, pointing(zap, keeps), ACTIONS.pointEndpoint);
+      const { status, at } = await again(() => change(caller, found.id, pointing(zap, keeps), ACTIONS.pointEndpoint));
       const skip = skipsOf(kept.skip, now, skipOf({ parked: kept.parked, now, asked: zap.asked, svixAt: at }));
       if (status !== 404) {
-        const secret = await getEndpointSecret(caller, found.id);
+        const secret = await again(() => getEndpointSecret(caller, found.id));
         return { id: found.id, secret, gen, on, skip };
       }
     }
@@ -193,8 +198,9 @@ export const unsubscribeZap = async (
   return { removed };
 };
 
-/** Runs `attempt` again after a failure of a moment while the operation has time: an endpoint left pointing at
- * Zapier is one no later operation knows to park. */
+/** Runs `attempt` again after a failure of a moment (up to 3 tries, 300 ms and 600 ms apart) while the operation has
+ * time: a Zap turned on or off is a step the person sees fail, and an endpoint left pointing at Zapier is one no
+ * later operation knows to park. */
 const withRetries = async <T>(caller: Caller, clock: Clock, attempt: () => Promise<T>): Promise<T> => {
   for (let tries = 1; ; tries += 1) {
     try {
@@ -202,13 +208,13 @@ const withRetries = async <T>(caller: Caller, clock: Clock, attempt: () => Promi
     } catch (error) {
       // A key Svix refuses is refused again: the person reconnects.
       const final = error instanceof Error && error.name === 'ExpiredAuthError';
-      if (final || tries >= PARK_TRIES || caller.deadline.remainingMs() < 2 * PARK_PAUSE_MS * tries) throw error;
-      await clock.sleep(PARK_PAUSE_MS * tries).done;
+      if (final || tries >= TRIES || caller.deadline.remainingMs() < 2 * PAUSE_MS * tries) throw error;
+      await clock.sleep(PAUSE_MS * tries).done;
     }
   }
 };
-const PARK_TRIES = 3;
-const PARK_PAUSE_MS = 300;
+const TRIES = 3;
+const PAUSE_MS = 300;
 
 /** Parks the endpoint where nothing answers (or, should Svix refuse that URL, leaves it at the Zap's old one, which
  * Zapier answers 410), kept with when: Svix retries what it sends meanwhile until the Zap is on again. */

@@ -128,7 +128,7 @@ describe('npm start', () => {
     expect(code).toBe(0);
     expect(out).toContain('new version turned on first, at the same address');
     expect(out).toContain('old version turned off first, new address');
-    expect(out).toContain('turned it on again: Svix sent it the events it missed');
+    expect(out).toContain('turned it on again: Svix held them for it, and sent them');
     const summary = summaryOf(out);
     expect(summary).toMatchObject({ events: 21, zap_runs: 21, doubled: 0, lost: 0, endpoints_left: 0 });
     expect(out).not.toMatch(/whsec_|sk_sandbox_|integsk_/);

@@ -339,4 +339,12 @@ describe('a trigger subscribed with no Zap named (Trigger Inbox)', () => {
     await settle();
     expect(runsOf(inbox)).toEqual([1, 1, 1, 1, 1]);
   });
+
+  it('edited to a new URL is another Zap (a known limit): an endpoint of its own, the old one parked', async () => {
+    await start();
+    const inbox = await runner.turnOn('Inbox', {}, undefined, { named: false });
+    const edited = await runner.edit(inbox, { order: 'subscribe-first', sameUrl: false });
+    expect(edited.subscribeData.id).not.toBe(inbox.subscribeData.id);
+    expect((await shape()).map((endpoint) => endpoint.parked).sort()).toEqual([false, true]);
+  });
 });

@@ -19,6 +19,7 @@ import {
 import { listenOnLoopback } from '../net';
 import {
   Dispatcher,
+  isLoopbackUrl,
   matches,
   SANDBOX_DISABLE_AFTER_MS,
   SANDBOX_OVERLOAD_PENALTY_MS,
@@ -334,6 +335,12 @@ export class ProviderEmulator {
   /** How many integration keys of the app work now (one per integration). */
   integrationKeyCount(appId: string): number {
     return this.store.integrationKeyCount(this.store.app(appId));
+  }
+
+  /** The Consumer App's endpoints deliveries can reach (on this machine, enabled): a parked one reaches none. */
+  reachableEndpoints(appId: string): number {
+    const endpoints = [...this.store.app(appId).endpoints.values()];
+    return endpoints.filter((endpoint) => !endpoint.disabled && isLoopbackUrl(endpoint.url)).length;
   }
 
   stats(): EmulatorStats {
