@@ -37,8 +37,8 @@ type Timers = Pick<EventLoop, 'setTimeout' | 'clearTimeout'>;
 export type Variation = {
   timers?: (loop: EventLoop) => Timers;
   deliver?: (deliver: Deliver) => Deliver;
-  /** Each delivery Zapier takes, as it takes it. */
-  received?: (delivery: SimDelivery) => void;
+  /** Each delivery Zapier takes, as it takes it, with the subscription its perform is handed. */
+  received?: (delivery: SimDelivery, subscription: SubscribeData) => void;
 };
 
 const headersOf = ({ id, signedAt, signature }: SimDelivery) => ({
@@ -131,7 +131,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   /** Zapier's queue: a delivery waits, then its perform starts in the latest life of the process it went to (a new
    * one, where every delivery goes to a fresh process). */
   const receive = (delivery: SimDelivery, subscription: SubscribeData): void => {
-    vary.received?.(delivery);
+    vary.received?.(delivery, subscription);
     const waited = zapierRandom.chance(share) ? zapierRandom.between(SECOND, 5 * MINUTE) : zapierRandom.between(5, 300);
     const process = zapierRandom.pick(processes);
     const start = () => startPerform(setting.cold ? newLife(process) : lifeOf(process), delivery, subscription);
