@@ -61,9 +61,10 @@ export const RECORD_REFUSALS = {
   beforeEndpoint:
     "Nothing to do: this delivery's signature did not match, and its event happened before this Zap was turned on, so the Zap did not run for it.",
   endpointGone:
-    'Nothing to do if you edited or turned off this Zap: this delivery came to an endpoint it no longer uses, and it runs each event once from its current one. If not, turn the Zap off and on again: its endpoint was deleted in Svix.',
-  expired: (messageId: string): string =>
-    `If you still need it, ask the auction service to send event ${messageId} again: Svix no longer keeps its content, so the Zap could not confirm it and did not run.`,
+    'Nothing to do if this Zap is off; if it is on, turn it off and on again: its endpoint was deleted in Svix (34 hours after the Zap went off, or by hand), so this delivery did not run.',
+  // No ID to resend: the auction service cannot send an event again (#54); Svix dropped it, as its retention says.
+  expired:
+    "Nothing to do: Svix no longer keeps this event's content, so the Zap could not confirm it and did not run. The auction's next status change runs the Zap as usual.",
 };
 
 /** What kept the record from confirming an event, in a few words, from the failure of the call. */
@@ -77,10 +78,10 @@ const trouble = (failure: Failure): string =>
         : 'Svix had trouble answering';
 
 /** What a person reads when the delivery path halts a delivery (src/delivery/machine.ts). */
-export const haltMessage = (why: Halt, messageId: string): string => {
+export const haltMessage = (why: Halt): string => {
   switch (why) {
     case 'expired':
-      return RECORD_REFUSALS.expired(messageId);
+      return RECORD_REFUSALS.expired;
     case 'not-confirmed':
       return RECORD_REFUSALS.notConfirmed;
     case 'before-endpoint':
@@ -105,6 +106,23 @@ export const couldNotConfirm =
     return { kind: 'error', code: 'EventNotConfirmed', status: 503, message, ...log };
   };
 
+/**
+ * A refused read of the endpoint's signing secret, reworded for a delivery: which event did not run, and how to send
+ * it again (the failure alone names no event, and the event would be lost in silence).
+ */
+export const couldNotRead =
+  (messageId: string) =>
+  (failure: Failure): Failure => {
+    const log = failure.log === undefined ? {} : { log: failure.log };
+    if (failure.kind === 'auth') {
+      const message = `Reconnect your account in Zapier with a current key, then ask whoever set up your Consumer App to resend message ${messageId}: Svix refused the connection's key while checking this delivery.`;
+      return { kind: 'auth', message, ...log };
+    }
+    const why = failure.kind === 'error' && failure.code === 'ProviderForbidden' ? 'the key may not' : trouble(failure);
+    const message = `${resendHint(messageId)}: Svix would not say how it signs this Zap's deliveries (${why}), so the Zap did not run.`;
+    return { kind: 'error', code: 'SignatureNotChecked', status: 503, message, ...log };
+  };
+
 /** What a person reads in Zapier when turning the Zap on or a delivery cannot go ahead (a delivery's halts and errors are worded above). */
 export const MESSAGES = {
   missingTargetUrl: 'Turn the Zap on again: Zapier gave no address to send auction events to.',
@@ -115,17 +133,3 @@ export const MESSAGES = {
 /** What a person reads when an input field cannot be read: which one, and what to do in Zapier. */
 export const unreadableFilter = (key: FilterField): string =>
   `Open the Zap, set "${FILTER_LABELS[key]}" again in its trigger step, and publish it: the field could not be read, so the Zap did not run for this event (it never runs for every event instead).`;
-
-/** The option that catches up, as the Zap editor shows it, quoted in messages. */
-export const CATCH_UP_LABEL = `"${FILTER_LABELS.catchUp}"`;
-
-/** Why the events a Zap missed while it was off were not sent again: the key may not ask Svix, or Svix did not. */
-export type Missed = 'not-permitted' | 'refused';
-
-/** What Test trigger says when the events a Zap missed while off were not sent again. */
-export const missedMessage = (why: Missed): string =>
-  `Ask whoever set up your Consumer App to resend the events this Zap missed while it was off: ${
-    why === 'not-permitted'
-      ? "this connection's key may not ask Svix to send them again"
-      : 'Svix did not send them again'
-  }. New events run. To test, set ${CATCH_UP_LABEL} to No, or turn the Zap off and on.`;

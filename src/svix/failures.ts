@@ -76,7 +76,7 @@ export interface FailureContext {
 
 /** What a person reads the same in the Zap editor and in a run's history. */
 const IN_ZAPIER = {
-  serverUrl: "check the connection's Server URL (leave it empty for Svix's default)",
+  serverUrl: "check the connection's Server URL (empty for Svix's default)",
   both: "the connection's Consumer App ID and Server URL (empty for Svix's default)",
   connection: "the connection's Consumer App ID",
   escalate: 'show this to whoever set up your Consumer App in Svix',
@@ -94,7 +94,7 @@ const PHRASES: Record<
   }
 > = {
   'zap-editor': { ...IN_ZAPIER, tryLater: 'try again in a few minutes', outcome: '' },
-  'zap-run': { ...IN_ZAPIER, tryLater: undefined, outcome: ', so the Zap did not run for this event' },
+  'zap-run': { ...IN_ZAPIER, tryLater: undefined, outcome: ', so the Zap did not run' },
   setup: {
     tryLater: 'run the set-up again in a few minutes',
     outcome: '',
@@ -122,7 +122,7 @@ const rejectedKey = (action: string, reader: Reader): string =>
 const throttled = (action: string, reader: Reader, delaySeconds: number | undefined): string => {
   const wait = delaySeconds === undefined ? 'a minute' : seconds(Math.max(1, delaySeconds));
   if (reader === 'zap-run')
-    return `If this keeps happening, ask Svix about your account's rate limit: Svix limited requests while ${action}, so this run could not finish.`;
+    return `If this keeps happening, ask whoever set up your Consumer App to raise Svix's rate limit: Svix limited requests while ${action}, so the Zap did not run.`;
   const again = reader === 'setup' ? 'Run the set-up again' : 'Try again';
   return `${again} in ${wait}: Svix is limiting how many requests this account makes.`;
 };
@@ -166,7 +166,7 @@ export const describeStatus = (
     case 400:
       return error(
         'ProviderBadRequest',
-        `Check ${say.both}; if they are right, ${say.escalate}. Svix refused the request made while ${action}.`,
+        `Check ${say.both}; if right, ${say.escalate}. Svix refused it while ${action}.`,
       );
     case 403:
       return error(

@@ -19,6 +19,7 @@ import type { OutputField } from '../fields/zapFields';
 import {
   couldNotCheck,
   couldNotConfirm,
+  couldNotRead,
   haltMessage,
   MESSAGES,
   refusalMessage,
@@ -90,11 +91,11 @@ export const operationsFor = (runtime: Runtime) => {
     let caller: Caller | undefined;
     const callerFor = () => (caller ??= callerOf(io, bundle, 'zap-run', arrivedAt, runtime.clock.now));
     const decoded = (verdict: Verdict) => {
-      if (verdict.kind === 'halt') return halt(io, haltMessage(verdict.why, id));
+      if (verdict.kind === 'halt') return halt(io, haltMessage(verdict.why));
       if (verdict.kind === 'unchecked') return raise(io, couldNotCheck(id));
-      // A read Svix refused (the key, say): its own failure is what the person reads.
+      // A call Svix refused (the connection's key, say): what to do, and the event to send again.
       if (verdict.kind === 'refused')
-        return raise(io, verdict.call === 'read' ? verdict.failure : couldNotConfirm(id)(verdict.failure));
+        return raise(io, (verdict.call === 'read' ? couldNotRead : couldNotConfirm)(id)(verdict.failure));
       const parsed = verdict.kind === 'signed' ? parseBody(content) : { ok: true as const, body: verdict.event };
       const payload = parsed.ok ? decodePayload(parsed.body) : parsed;
       if (!payload.ok) throw new io.errors.Error(payload.message, 'InvalidPayload', 400);

@@ -34,7 +34,7 @@ export const ACCESS_MESSAGES = {
 export const disabledZapMessage = (zap: string | undefined): string =>
   zap === undefined
     ? 'Turn off and on again the Zap on Auction Status Changed that stopped running: Svix disabled its endpoint after deliveries failed for days (if the Zap is gone, ask whoever set up your Consumer App to delete it).'
-    : `Turn the Zap ${zap} off and on again: Svix disabled its endpoint after deliveries failed for days (if the Zap is gone, ask whoever set up your Consumer App to delete it).`;
+    : `Turn the Zap ${zap.length > 62 ? `${zap.slice(0, 60)}…"` : zap} off and on again: Svix disabled its endpoint after deliveries failed for days (if the Zap is gone, have whoever set up your Consumer App delete it).`;
 
 /** The Zap an endpoint serves, as its description names it (`Zap "name"` or `Zap 417`), if it does. */
 const zapOf = (endpoint: EndpointOut): string | undefined =>

@@ -6,6 +6,8 @@
  */
 
 export const ZAPIER_LIMIT = 250;
+/** What a message may take of it: Zapier may put a prefix of its own before it (#54). */
+export const MESSAGE_BUDGET = 230;
 
 /** A message opens with the person's next step, a condition of at most 100 characters aside. */
 const FIRST_STEP =
@@ -19,7 +21,7 @@ const RESEND = /\b(Resend|resend|send event)\b/;
 /** Each rule the message breaks, in a word; none for a message a person can read in Zapier. */
 export const problemsWith = (message: string): string[] => {
   const problems: string[] = [];
-  if (message.length > ZAPIER_LIMIT) problems.push(`${message.length} characters`);
+  if (message.length > MESSAGE_BUDGET) problems.push(`${message.length} characters`);
   // What to do comes first: at the start, or after a condition ("If this keeps happening, …"), within 150 characters.
   if (!FIRST_STEP.test(message)) problems.push('does not start with what to do');
   if (STATUS.test(message)) problems.push('an HTTP status');

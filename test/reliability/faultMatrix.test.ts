@@ -129,8 +129,10 @@ const EXCEPTIONS: Record<string, Record<string, Outcome>> = {
   // provider's record; when neither answers, the error names the event and how to send it again.
   // An endpoint Svix no longer has halts: most often an edit or turning the Zap off removed it (the current one runs
   // the event), and an error could get the Zap turned off.
+  // Every refusal of the read names the event and how to send it again, too (#54: it was lost with nothing named).
   "perform's read of a rotated secret": {
-    ...Object.fromEntries(PASSING.map((label) => [label, NOT_CHECKED])),
+    ...Object.fromEntries(CASES.map(({ label }) => [label, NOT_CHECKED])),
+    '401': { name: 'ExpiredAuthError' },
     '404': { name: 'HaltedError' },
   },
   // Every refusal of the record names the event and how to send it again (a refused key still says

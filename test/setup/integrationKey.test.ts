@@ -47,6 +47,9 @@ describe('npm run setup -- --integration-key', () => {
     expect(keys).toHaveLength(1);
     expect(first.out).toMatch(/shown only this once: copy it now/);
     expect(first.out).toContain(`Paste it into the "${API_KEY_LABEL}" field when you connect Zapier`);
+    expect(first.out).toMatch(/through a secure channel/);
+    // This Svix is not where the key says (a sandbox here; a self-hosted one for real): Zapier must be told.
+    expect(first.out).toContain(`Also give Zapier's "Server URL" field ${url}`);
     expect(await integrations(appId)).toEqual([expect.objectContaining({ name: ZAPIER_INTEGRATION_NAME })]);
     // The key works in this Consumer App, and only there.
     expect(await works(keys[0] ?? '', appId)).toBe(true);

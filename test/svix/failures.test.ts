@@ -15,7 +15,7 @@ describe('provider errors become plain-English platform errors', () => {
       400,
       { code: 'bad_request', detail: 'x' },
       'ProviderBadRequest',
-      /^Check the connection's Consumer App ID and Server URL.*Svix refused the request made while reading your Consumer App\.$/,
+      /^Check the connection's Consumer App ID and Server URL.*Svix refused it while reading your Consumer App\.$/,
     ],
     [403, { code: 'forbidden', detail: 'x' }, 'ProviderForbidden', /did not let this key do it/],
     [409, { code: 'conflict', detail: 'x' }, 'ProviderConflict', /conflict/],

@@ -127,7 +127,7 @@ describe('perform (a live delivery)', () => {
 
   it.each([
     ['another event type', { eventType: 'ANOTHER_EVENT', payload }, RECORD_REFUSALS.notConfirmed],
-    ['a message whose content Svix no longer keeps', { payload: { expired: true } }, RECORD_REFUSALS.expired(MSG_ID)],
+    ['a message whose content Svix no longer keeps', { payload: { expired: true } }, RECORD_REFUSALS.expired],
   ])('halts on a signature no secret made when the record lists its message as %s', async (_, listed, message) => {
     const scope = nock(PROVIDER);
     scope.get(secretPath).reply(200, { key: SECRET });

@@ -169,7 +169,7 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
       '  2. an API Access Key for them. Create a separate one on the API Access page of the Svix dashboard, named for the auction service, so you can revoke it without touching anything else; send it through a secure channel. (Your key is never shown here.)',
     );
     io.out('');
-    for (const line of zapierKeyLines(result.integrationKey, result.appId)) io.out(line);
+    for (const line of zapierKeyLines(result.integrationKey, result.appId, server.url)) io.out(line);
     return 0;
   } catch (error) {
     if (error instanceof AppNotChosen) {
@@ -195,14 +195,24 @@ const appNotChosenLines = ({ apps, more }: AppNotChosen): string[] => [
   ...(more ? ["  … and more: see Consumer Applications in Svix's dashboard."] : []),
 ];
 
-/** What to connect Zapier with, as the set-up's run left it. */
-const zapierKeyLines = (outcome: IntegrationKeyOutcome | undefined, appId: string): string[] => {
+/**
+ * What to connect Zapier with, as the set-up's run left it: the key, the Consumer App ID and, where Zapier would not
+ * find Svix from the key alone (a self-hosted Svix, an address given with --server-url), the Server URL.
+ */
+const zapierKeyLines = (outcome: IntegrationKeyOutcome | undefined, appId: string, serverUrl: string): string[] => {
   const field = `"${API_KEY_LABEL}"`;
+  const key = outcome?.kind === 'created' || outcome?.kind === 'rotated' ? outcome.key : '';
+  const found = serverUrlFor(key, undefined);
+  const server =
+    found.ok && found.url === serverUrl
+      ? []
+      : [`Also give Zapier's "Server URL" field ${serverUrl}: this Svix is not at the address the key implies.`];
   if (outcome === undefined) {
     return [
       `Then connect Zapier with the Consumer App ID and a key in the ${field} field. Recommended: an integration key,`,
       'which works only in this Consumer App and can be replaced without touching anything else: run the set-up again',
       'with --integration-key to make one. An API Access Key of your Svix account also works.',
+      ...server,
     ];
   }
   if (outcome.kind === 'kept') {
@@ -211,16 +221,19 @@ const zapierKeyLines = (outcome: IntegrationKeyOutcome | undefined, appId: strin
       'so it cannot be printed again: if you saved it, use it. If you did not (or that run stopped before printing it),',
       'run the set-up again with --rotate-integration-key for a new one; Zapier connections that use the old key must',
       'then be reconnected.',
+      ...server,
     ];
   }
   return [
     'Integration key for Zapier (shown only this once: copy it now):',
     `  ${outcome.key}`,
-    `Paste it into the ${field} field when you connect Zapier, with the Consumer App ID ${appId}.`,
+    `Paste it into the ${field} field when you connect Zapier, with the Consumer App ID ${appId}; if someone else`,
+    'builds the Zaps, send it to them through a secure channel (a password manager, not email or chat).',
+    ...server,
     ...(outcome.kind === 'rotated'
       ? [
           'The previous integration key no longer works: reconnect every Zapier connection that used it',
-          '(in Zapier, open My Apps, find the connection, choose Reconnect and paste the new key).',
+          '(in Zapier, open App Connections, find the connection, choose Reconnect and paste the new key).',
         ]
       : []),
   ];
