@@ -2,7 +2,7 @@ import { inWords, REMEMBER_RUNS_MS, SVIX_CLOCK_ALLOWANCE_MS } from './limits';
 import type { Halt } from './delivery/machine';
 import type { Failure } from './zapier/io';
 import type { Refusal } from './svix/signature';
-import { FILTER_LABELS, type FilterField } from './fields/filters';
+import { FILTER_LABELS, type FilterField, type Skipped } from './fields/filters';
 
 /**
  * What a person reads in Zapier when a delivery does not run, or a Zap cannot be turned on: each starts with what
@@ -122,6 +122,10 @@ export const couldNotRead =
     const message = `${resendHint(messageId)}: Svix would not say how it signs this Zap's deliveries (${why}), so the Zap did not run.`;
     return { kind: 'error', code: 'SignatureNotChecked', status: 503, message, ...log };
   };
+
+/** What the Zap's history says of an event its options skipped, when asked to show them (#54). */
+export const skippedMessage = (by: Skipped): string =>
+  `Nothing to do unless you want such events: the option "${FILTER_LABELS[by]}" skipped this one, so the Zap did not run. You asked to see skipped events ("${FILTER_LABELS.showSkipped}").`;
 
 /** What a person reads in Zapier when turning the Zap on or a delivery cannot go ahead (a delivery's halts and errors are worded above). */
 export const MESSAGES = {

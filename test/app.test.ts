@@ -30,6 +30,7 @@ describe('the app definition', () => {
       'auctioneerUuid',
       'skipOutdated',
       'catchUp',
+      'showSkipped',
     ]);
   });
 

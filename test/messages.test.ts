@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import app from '../src';
 import type { Halt } from '../src/delivery/machine';
 import { authentication } from '../src/authentication';
@@ -22,6 +24,7 @@ import {
   haltMessage,
   couldNotConfirm,
   couldNotRead,
+  skippedMessage,
   MESSAGES,
   RECORD_REFUSALS,
   refusalMessage,
@@ -80,7 +83,7 @@ const providerFailures = (reader: Reader, action = 'doing it'): Failure[] => [
 const providerMessages = (reader: Reader, action?: string): string[] =>
   providerFailures(reader, action).map((failure) => failure.message);
 
-const FILTER_FIELDS: FilterField[] = ['statuses', 'auctioneerUuid', 'skipOutdated', 'catchUp'];
+const FILTER_FIELDS: FilterField[] = ['statuses', 'auctioneerUuid', 'skipOutdated', 'catchUp', 'showSkipped'];
 
 const REFUSALS: DeliveryRefusal[] = [
   'no-delivery',
@@ -117,6 +120,7 @@ const zapierMessages = async (): Promise<string[]> => {
     couldNotCheck(MESSAGE_ID).message,
     ...REFUSALS.map(refusalMessage),
     ...FILTER_FIELDS.map(unreadableFilter),
+    ...(['statuses', 'auctioneerUuid', 'skipOutdated'] as const).map(skippedMessage),
     ...Object.values(MESSAGES),
     ...Object.values(ENDPOINT_MESSAGES),
     EVENT_TYPE_NOT_PERMITTED,
@@ -197,6 +201,20 @@ describe('every message a person reads in Zapier', () => {
 });
 
 describe('messages, where they are read', () => {
+  it('each has an entry in the guide that quotes its opening words, and each entry a message it quotes (#54)', async () => {
+    const guide = readFileSync(resolve(__dirname, '..', 'docs', 'guide.md'), 'utf8');
+    const section = guide.slice(guide.indexOf('## When something goes wrong'));
+    const openings = [...section.matchAll(/\*\*"([^"]+?)…"\*\*/g)].map(([, quoted]) =>
+      (quoted ?? '').replace(/\s+/g, ' '),
+    );
+    expect(openings.length).toBeGreaterThan(15);
+    const messages = await zapierMessages();
+    const unquoted = messages.filter((message) => !openings.some((opening) => message.startsWith(opening)));
+    expect(unquoted).toEqual([]);
+    const stale = openings.filter((opening) => !messages.some((message) => message.startsWith(opening)));
+    expect(stale).toEqual([]);
+  });
+
   it('has something to render', async () => {
     expect(FILTER_FIELDS).toEqual(Object.keys(FILTER_LABELS));
     expect((await zapierMessages()).length).toBeGreaterThan(60);

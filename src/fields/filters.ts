@@ -15,6 +15,7 @@ export const FILTER_LABELS = {
   auctioneerUuid: 'Only This Auctioneer',
   skipOutdated: 'Skip Outdated Events',
   catchUp: 'Run Events Missed While Off',
+  showSkipped: 'Show Skipped Events',
 } as const;
 export type FilterField = keyof typeof FILTER_LABELS;
 
@@ -36,6 +37,8 @@ export interface Filters {
   skipOutdated: boolean;
   /** When the Zap is turned on, also run the events sent while it was off (src/zap/life.ts). */
   catchUp: boolean;
+  /** Show each event the options skip in the Zap's history, halted with the reason, instead of quietly. */
+  showSkipped: boolean;
 }
 
 export type FilterResult = { ok: true; filters: Filters } | { ok: false; field: FilterField };
@@ -74,6 +77,8 @@ export const readFilters = (inputData: unknown): FilterResult => {
   if (skipOutdated === undefined) return { ok: false, field: 'skipOutdated' };
   const catchUp = yesOrNo(field(inputData, 'catchUp'));
   if (catchUp === undefined) return { ok: false, field: 'catchUp' };
+  const showSkipped = yesOrNo(field(inputData, 'showSkipped'));
+  if (showSkipped === undefined) return { ok: false, field: 'showSkipped' };
 
   const listed = statuses.right ?? [];
   const chosen = (typeof listed === 'string' ? listed.split(',') : listed)
@@ -81,10 +86,17 @@ export const readFilters = (inputData: unknown): FilterResult => {
     .map(normaliseStatus)
     .filter((value) => value !== '');
   const auctioneerUuid = (auctioneer.right ?? '').trim().toLowerCase();
-  const filters: Filters = { statuses: new Set(chosen), skipOutdated, catchUp };
+  const filters: Filters = { statuses: new Set(chosen), skipOutdated, catchUp, showSkipped };
   return { ok: true, filters: auctioneerUuid === '' ? filters : { ...filters, auctioneerUuid } };
 };
 
+/** Which option skips the event, if one does. */
+export type Skipped = 'statuses' | 'auctioneerUuid' | 'skipOutdated';
+export const skippedBy = (item: AuctionStatusChangedFields, filters: Filters): Skipped | undefined =>
+  filters.statuses.size > 0 && !filters.statuses.has(normaliseStatus(item.status))
+    ? 'statuses'
+    : filters.auctioneerUuid !== undefined && filters.auctioneerUuid !== item.auctioneerUuid.trim().toLowerCase()
+      ? 'auctioneerUuid'
+      : undefined;
 export const passesFilters = (item: AuctionStatusChangedFields, filters: Filters): boolean =>
-  (filters.statuses.size === 0 || filters.statuses.has(normaliseStatus(item.status))) &&
-  (filters.auctioneerUuid === undefined || filters.auctioneerUuid === item.auctioneerUuid.trim().toLowerCase());
+  skippedBy(item, filters) === undefined;

@@ -37,4 +37,13 @@ export const auctionStatusChangedInputFields = (dropdowns: { statuses: string; a
     default: 'false',
     helpText: `Choose **Yes** to also run the Zap, when you turn it on again, for the auction events sent while it was off (those of the last ${inWords(CATCH_UP_REACH_MS)}), each once. Leave it at **No** to start from new events, as Zaps usually do; a Zap off for less than ${inWords(EDIT_GAP_MS)} runs them anyway, as Zapier may turn a Zap off and on to publish an edit.`,
   },
+  {
+    key: 'showSkipped',
+    label: FILTER_LABELS.showSkipped,
+    type: 'boolean' as const,
+    required: false,
+    default: 'false',
+    helpText:
+      "Choose **Yes** to see each event these options skip in the Zap's history, marked Halted with the option that skipped it (halts never turn a Zap off). Leave it at **No** to skip them quietly.",
+  },
 ];

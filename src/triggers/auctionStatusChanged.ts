@@ -23,6 +23,7 @@ import {
   haltMessage,
   MESSAGES,
   refusalMessage,
+  skippedMessage,
   unreadableFilter,
   type DeliveryRefusal,
 } from '../messages';
@@ -36,7 +37,7 @@ import { checkEnvelope, signatureCount, signer, signingHeaders } from '../svix/s
 import { checkZapEndpoint } from '../zap/endpoint';
 import type * as ZapLife from '../zap/life';
 import { recentAuctioneers, recentStatuses } from './choices';
-import { passesFilters, readFilters, type Filters } from '../fields/filters';
+import { passesFilters, readFilters, skippedBy, type Filters, type Skipped } from '../fields/filters';
 import { isOutdated, recordNewest } from './outdated';
 import { recentEvents } from './recentEvents';
 
@@ -115,23 +116,28 @@ export const operationsFor = (runtime: Runtime) => {
 
   type Event = Extract<PayloadResult, { ok: true }> & { messageId: string; occurredAtMs: number; deadline: number };
   /** The Zap's filters fail closed. Claimed, then filtered: a message its options skip is claimed too, so an edit
-   * that widens them does not run it when Svix sends it again (an edit's catch-up does). */
+   * that widens them does not run it when Svix sends it again (its retries, carried across the edit). */
   const runOnce = (io: Io, bundle: DeliveryBundle, zap: SubscribeData, event: Event): Items => {
     const filters = filtersOf(io, bundle);
     const item = toTriggerItem(event.payload, event, event.extras.values);
-    const wanted = passesFilters(item, filters);
+    const skipped = skippedBy(item, filters);
+    // An event the options skip, the first time: quietly, or in the Zap's history where the person asked.
+    const skip = (by: Skipped, claimed: boolean): AuctionStatusChangedItem[] =>
+      claimed && filters.showSkipped ? halt(io, skippedMessage(by)) : [];
     // Run each message once per Zap, however often and through whichever of its endpoints it is delivered.
     const scope = claimScopeOf(zap);
     const claim = <T>(then: (claimed: boolean) => T) => {
       const claimBy = Math.max(event.deadline, runtime.clock.now() + CLAIM_MIN_MS);
       return claimOnce(runtime, io, claimKey(scope, item.id), zap.cacheHonoursNx, claimBy, then);
     };
-    if (!filters.skipOutdated || !wanted) return claim((claimed) => (claimed && wanted ? [item] : []));
+    if (skipped) return claim((claimed) => skip(skipped, claimed));
+    if (!filters.skipOutdated) return claim((claimed) => (claimed ? [item] : []));
     const bounded = withinDeadline(runtime.clock, io, event.deadline); // as the claim's and the machine's calls do
     return (async () => {
       // Skipped as outdated, it is claimed all the same: an edit that turns the option off does not run it when
       // Svix sends it again.
-      if (await isOutdated(bounded, scope, item.auctionUuid, event.occurredAtMs)) return claim(() => []);
+      if (await isOutdated(bounded, scope, item.auctionUuid, event.occurredAtMs))
+        return claim((claimed) => skip('skipOutdated', claimed));
       if (!(await claim((claimed) => claimed))) return [];
       await recordNewest(bounded, scope, item.auctionUuid, event.occurredAtMs);
       return [item];

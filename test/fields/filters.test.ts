@@ -59,16 +59,16 @@ describe('the filters', () => {
       ok: true,
       filters: {
         ...{ statuses: new Set(['open_for_bidding', 'lots_sold']), auctioneerUuid: 'abc' },
-        ...{ skipOutdated: true, catchUp: false },
+        ...{ skipOutdated: true, catchUp: false, showSkipped: false },
       },
     });
     expect(readFilters(undefined)).toEqual({
       ok: true,
-      filters: { statuses: new Set(), skipOutdated: false, catchUp: false },
+      filters: { statuses: new Set(), skipOutdated: false, catchUp: false, showSkipped: false },
     });
     expect(readFilters({ catchUp: 'yes' })).toEqual({
       ok: true,
-      filters: { statuses: new Set(), skipOutdated: false, catchUp: true },
+      filters: { statuses: new Set(), skipOutdated: false, catchUp: true, showSkipped: false },
     });
     expect(readFilters({ catchUp: 'perhaps' })).toEqual({ ok: false, field: 'catchUp' });
   });

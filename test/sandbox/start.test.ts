@@ -101,6 +101,10 @@ describe('npm start', () => {
       /refused .*Nothing to do unless you sent it: .*Svix's record of your Consumer App has no such event/,
     );
     expect(out).toMatch(/dropped .*already ran/);
+    // Words a newcomer can read (#54): which status a filtered event had, no operation names, and a verdict.
+    expect(out).toMatch(/filtered msg_\w+ {2}\([A-Z_]+: not chosen in this Zap\)/);
+    expect(out).not.toMatch(/performSubscribe|performUnsubscribe|z\.cache/);
+    expect(out).toMatch(/^It works: each event the Zap wants ran once/m);
     // Neither the sandbox key nor an endpoint secret is ever printed.
     expect(out).not.toMatch(/whsec_|sk_sandbox_/);
   }, 60_000);
@@ -116,7 +120,7 @@ describe('npm start', () => {
     expect(EVENT_TYPE_ARCHIVED.length).toBeLessThanOrEqual(250);
     expect(out).not.toMatch(/throttl|pacing|plan without/i);
     // Then turned on with the API Access Key, whose subscribe un-archived it: events run.
-    expect(out).toMatch(/performSubscribe created endpoint ep_\w+ for /);
+    expect(out).toMatch(/Turning it on made its endpoint in Svix, ep_\w+, sending to /);
     expect(out).toContain('AUCTION_STATUS_CHANGE is live again: the Zap is on.');
     const summary = summaryOf(out);
     expect(summary).toMatchObject({ emitted: 4, doubled: 0, failed: 0, lost: 0, endpoints_left: 0 });

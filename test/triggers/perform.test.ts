@@ -1,6 +1,6 @@
 import nock from 'nock';
 import { CLAIM_TTL_SECONDS, SIGNING_WINDOW } from '../../src/delivery/claim';
-import { RECORD_REFUSALS, refusalMessage } from '../../src/messages';
+import { RECORD_REFUSALS, refusalMessage, skippedMessage } from '../../src/messages';
 import {
   APP_ID,
   ENDPOINT_ID,
@@ -180,6 +180,20 @@ describe('perform (a live delivery)', () => {
       }),
     ).resolves.toHaveLength(1);
     await expect(run(signedRequest(body), { statuses: ['CLOSED'] })).resolves.toEqual([]);
+  });
+
+  it('shows an event the options skip, halted with the option that skipped it, where the person asked (#54)', async () => {
+    const showing = { statuses: ['CLOSED'], showSkipped: true };
+    const halted = await failure(run(signedRequest(body, { msgId: messageIdAt(Date.now()) }), showing));
+    expect(halted).toMatchObject({ name: 'HaltedError', message: skippedMessage('statuses') });
+    expect(halted.message).toContain('"Only These Statuses"');
+    // A copy of it again is a duplicate, not a skip: quietly nothing.
+    const other = { auctioneerUuid: '11111111-2222-3333-4444-555555555555', showSkipped: 'yes' };
+    const id = messageIdAt(Date.now());
+    await expect(failure(run(signedRequest(body, { msgId: id }), other))).resolves.toMatchObject({
+      message: skippedMessage('auctioneerUuid'),
+    });
+    await expect(run(signedRequest(body, { msgId: id }), other)).resolves.toEqual([]);
   });
 
   it('applies the auctioneer filter', async () => {

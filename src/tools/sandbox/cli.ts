@@ -56,7 +56,7 @@ const serve = async (port: number, apiKey: string, say: (line: string) => void):
   const auctionService = new AuctionService(client, appId);
   for (let index = 0; index < 4; index += 1) await auctionService.emitNext(3);
   say(
-    `Consumer App ${appId}, with ${auctionService.emitted.length} auction events. For zapier-platform invoke, .env holds:`,
+    `Consumer App ${appId}, with ${auctionService.emitted.length} auction events. For zapier-platform invoke, copy .env.example to .env (once); it holds:`,
   );
   say(`  authData_apiKey=${apiKey === SERVE_DEFAULTS.apiKey ? apiKey : '(the --api-key given)'}`);
   say(`  authData_appId=${appId}`);
@@ -133,14 +133,19 @@ export const main = async (argv: string[], env: Env = process.env): Promise<numb
       process.stderr.write(`--burst takes a whole number from 1 to 10000, --zaps one from 1 to 25.\n${USAGE}\n`);
       return 2;
     }
+    process.stdout.write(`Sending ${burst} events at once to ${zaps} Zap(s); this takes up to a minute…\n`);
     const result = await runBurst({ events: burst, zaps, paced: values.unpaced !== true });
     process.stdout.write(`${burstLine(result)}\n`);
-    return result.lost === 0 && result.doubled === 0 ? 0 : 1;
+    const fine = result.lost === 0 && result.doubled === 0;
+    process.stdout.write(`${verdict(fine, 'every event ran once in every Zap')}\n`);
+    return fine ? 0 : 1;
   }
   if (values.edits) {
     const summary = await runZapLife((line) => process.stdout.write(`${line}\n`));
     process.stdout.write(`${zapLifeLine(summary)}\n`);
-    return summary.lost === 0 && summary.doubled === 0 && summary.endpointsLeft === 0 ? 0 : 1;
+    const fine = summary.lost === 0 && summary.doubled === 0 && summary.endpointsLeft === 0;
+    process.stdout.write(`${verdict(fine, 'across both edits and off and on, every event ran once')}\n`);
+    return fine ? 0 : 1;
   }
   const events = positiveInteger(values.events, 12, 100_000);
   if (events === undefined) {
@@ -154,7 +159,13 @@ export const main = async (argv: string[], env: Env = process.env): Promise<numb
   });
   process.stdout.write(`${summaryLine(summary)}\n`);
   const healthy = summary.doubled === 0 && summary.failed === 0 && summary.lost === 0 && summary.endpointsLeft === 0;
+  const said = 'each event the Zap wants ran once, the forged one was refused, and turning it off left nothing live';
+  process.stdout.write(`${verdict(healthy, said)}\n`);
   return healthy ? 0 : 1;
 };
+
+/** The last line of a story: whether it went as it should, in words (the counts above say it in numbers). */
+const verdict = (fine: boolean, what: string): string =>
+  fine ? `It works: ${what}.` : 'Something is wrong: lost, doubled, failed and endpoints_left above should all be 0.';
 
 if (require.main === module) runCommand(() => main(process.argv.slice(2)), 'The sandbox stopped');

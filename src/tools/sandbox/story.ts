@@ -155,7 +155,7 @@ export const runStory = async ({ events, say, archived = false }: StoryOptions):
           const why = explain(run);
           explanations.push(why);
           return why === 'filtered'
-            ? `  · filtered ${run.messageId ?? '?'}  (status not chosen in this Zap)`
+            ? `  · filtered ${run.messageId ?? '?'}  (${statusOf(run.messageId) ?? 'its status'}: not chosen in this Zap)`
             : why === 'duplicate'
               ? `  = dropped  ${run.messageId ?? '?'}  (delivered again; this Zap already ran for it)`
               : `  ? no run   ${run.messageId ?? '?'}  (the Zap should have run for it)`;
@@ -181,9 +181,9 @@ export const runStory = async ({ events, say, archived = false }: StoryOptions):
     if (archived) await archivedFirst(client, platform, setup, baseUrl, say);
     const zap = await runner.turnOn('Email bidders when an auction opens or sells', { statuses: ZAP_STATUSES });
     say(
-      `[3/7] Zapier stand-in at ${runnerUrl}, with z.cache served as on Zapier at ${platformUrl}. Turned a Zap on (only statuses ${ZAP_STATUSES.join(', ')}):`,
+      `[3/7] Zapier stand-in at ${runnerUrl} (its cache for the app at ${platformUrl}, as on Zapier). Turned a Zap on (only statuses ${ZAP_STATUSES.join(', ')}):`,
     );
-    say(`      performSubscribe created endpoint ${zap.subscribeData.id} for ${zap.targetUrl}`);
+    say(`      Turning it on made its endpoint in Svix, ${zap.subscribeData.id}, sending to ${zap.targetUrl}`);
     if (archived)
       say(
         `      ${EVENT_TYPE_NAME} is ${(await isArchived(client)) ? 'still archived' : 'live again'}: the Zap is on.`,
@@ -210,11 +210,11 @@ export const runStory = async ({ events, say, archived = false }: StoryOptions):
       await runner.idle();
     }
 
-    const off: unknown = await runner.turnOff(zap);
+    await runner.turnOff(zap);
     // Its endpoint is parked, kept for the Zap turned on again: none is left that Svix delivers to.
     const endpointsLeft = emulator.reachableEndpoints(setup.appId);
     say(
-      `[7/7] Turned the Zap off: performUnsubscribe ${JSON.stringify(off)}; endpoints Svix still delivers to: ${endpointsLeft} (its own is parked, kept for the Zap turned on again).`,
+      `[7/7] Turned the Zap off: its endpoint is parked, holding its events for when it is on again; endpoints Svix still delivers to: ${endpointsLeft}.`,
     );
 
     const fromProvider = runner.runs.filter((run) => run.messageId !== forgedId);
