@@ -47,7 +47,7 @@ const words = (markdown: string): number => markdown.split(/\s+/).filter((word) 
 /** Each document's budget in words, for its one reader. */
 const BUDGETS: Record<string, number> = {
   'docs/guide.md': 1_400,
-  'docs/svix-setup.md': 700,
+  'docs/svix-setup.md': 950,
   'README.md': 1_000,
   'docs/guarantees.md': 1_250,
   'docs/performance.md': 400,
@@ -185,7 +185,9 @@ describe("the Svix owner's steps", () => {
     const commands = svixSetup.match(/^npm run setup -- .+$/gm) ?? [];
     expect(commands).toEqual(['npm run setup -- --app-id app_… --integration-key']);
     for (const option of svixSetup.match(/--[a-z][a-z-]+/g) ?? []) {
-      expect(['--app-id', '--app-name', '--integration-key', '--rotate-integration-key']).toContain(option);
+      expect(['--app-id', '--app-name', '--integration-key', '--rotate-integration-key', '--server-url']).toContain(
+        option,
+      );
     }
   });
 
@@ -205,6 +207,11 @@ describe("the Svix owner's steps", () => {
     expect(svixSetup).toMatch(/expire the old one/);
     expect(svixSetup).toMatch(/A Consumer App made by mistake/);
     expect(svixSetup).toMatch(/Leftover endpoints/);
+    // What builders' messages ask of the owner, the set-up failing, and taking it all back out (#54).
+    expect(svixSetup).toMatch(/\*\*Register AUCTION_STATUS_CHANGE\*\*/);
+    expect(svixSetup).toMatch(/\*\*Un-archive it\*\*/);
+    expect(svixSetup).toMatch(/## If the set-up fails/);
+    expect(svixSetup).toMatch(/\*\*Take everything out\*\*/);
   });
 });
 
