@@ -245,7 +245,8 @@ const tidy = async (caller: Caller, clock: Clock): Promise<EndpointOut[] | undef
     const { rate, pace, remove } = tidyOf(listed, now, SWEEP_AFTER_MS);
     for (const id of remove) await deleteEndpoint(caller, id).catch(() => undefined);
     if (pace.length === 0) return listed.filter((endpoint) => !remove.includes(endpoint.id));
-    for (const id of pace) await paceEndpoint(caller, id, rate).catch(() => undefined);
+    for (const id of pace)
+      await withRetries(caller, clock, () => paceEndpoint(caller, id, rate)).catch(() => undefined);
   }
   caller.io.log('The Zaps of this Consumer App changed while they were being paced: the next change paces them.');
   return undefined;

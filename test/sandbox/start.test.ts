@@ -122,6 +122,9 @@ describe('npm start', () => {
     // Then turned on with the API Access Key, whose subscribe un-archived it: events run.
     expect(out).toMatch(/Turning it on made its endpoint in Svix, ep_\w+, sending to /);
     expect(out).toContain('AUCTION_STATUS_CHANGE is live again: the Zap is on.');
+    // Every line under its step (#54: the app's log broke the layout), but the verdict and the summary.
+    const stray = out.split('\n').filter((line) => line !== '' && !/^(\[\d\/\d\]|\s|It works: |summary: )/.test(line));
+    expect(stray).toEqual([]);
     const summary = summaryOf(out);
     expect(summary).toMatchObject({ emitted: 4, doubled: 0, failed: 0, lost: 0, endpoints_left: 0 });
     expect(out).not.toMatch(/whsec_|sk_sandbox_|integsk_/);

@@ -135,16 +135,16 @@ export const main = async (argv: string[], env: Env = process.env): Promise<numb
     }
     process.stdout.write(`Sending ${burst} events at once to ${zaps} Zap(s); this takes up to a minute…\n`);
     const result = await runBurst({ events: burst, zaps, paced: values.unpaced !== true });
-    process.stdout.write(`${burstLine(result)}\n`);
     const fine = result.lost === 0 && result.doubled === 0;
     process.stdout.write(`${verdict(fine, 'every event ran once in every Zap')}\n`);
+    process.stdout.write(`${burstLine(result)}\n`);
     return fine ? 0 : 1;
   }
   if (values.edits) {
     const summary = await runZapLife((line) => process.stdout.write(`${line}\n`));
-    process.stdout.write(`${zapLifeLine(summary)}\n`);
     const fine = summary.lost === 0 && summary.doubled === 0 && summary.endpointsLeft === 0;
     process.stdout.write(`${verdict(fine, 'across both edits and off and on, every event ran once')}\n`);
+    process.stdout.write(`${zapLifeLine(summary)}\n`);
     return fine ? 0 : 1;
   }
   const events = positiveInteger(values.events, 12, 100_000);
@@ -157,14 +157,15 @@ export const main = async (argv: string[], env: Env = process.env): Promise<numb
     say: (line) => process.stdout.write(`${line}\n`),
     archived: values.archived === true,
   });
-  process.stdout.write(`${summaryLine(summary)}\n`);
   const healthy = summary.doubled === 0 && summary.failed === 0 && summary.lost === 0 && summary.endpointsLeft === 0;
   const said = 'each event the Zap wants ran once, the forged one was refused, and turning it off left nothing live';
+  // The verdict in words, then the summary a script reads, last.
   process.stdout.write(`${verdict(healthy, said)}\n`);
+  process.stdout.write(`${summaryLine(summary)}\n`);
   return healthy ? 0 : 1;
 };
 
-/** The last line of a story: whether it went as it should, in words (the counts above say it in numbers). */
+/** A story's verdict, in words, before its summary line (the counts, for a script). */
 const verdict = (fine: boolean, what: string): string =>
   fine ? `It works: ${what}.` : 'Something is wrong: lost, doubled, failed and endpoints_left above should all be 0.';
 

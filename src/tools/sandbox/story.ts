@@ -118,6 +118,9 @@ export const runStory = async ({ events, say, archived = false }: StoryOptions):
   const baseUrl = await emulator.start();
   const platformUrl = await platform.start();
   let runner: HookRunner | undefined;
+  // What the app logs (Zapier's log of the Zap), which core also prints here: indented, under the step it belongs to.
+  const print = console.log;
+  console.log = (...parts: unknown[]) => say(`      (the app's log) ${parts.map(String).join(' ')}`);
   try {
     say(`[1/7] Svix emulator listening at ${baseUrl} (sandbox key, nothing leaves this machine).`);
 
@@ -233,6 +236,7 @@ export const runStory = async ({ events, say, archived = false }: StoryOptions):
       endpointsLeft,
     };
   } finally {
+    console.log = print;
     await runner?.stop();
     await emulator.stop();
     await platform.stop();

@@ -195,7 +195,8 @@ export class SimSvix {
     const { scheduler, faults } = this;
     const path = new URL(options.url).pathname;
     const kind = path.endsWith('/secret') ? 'read' : typeof options.params?.iterator === 'string' ? 'page' : 'listing';
-    const what = `${options.method ?? 'GET'} ${path.replace(/^\/api\/v1\/app\/[^/]+/, '')}`;
+    const paces = typeof options.body === 'string' && options.body.includes('"throttleRate"') ? ' (pace)' : '';
+    const what = `${options.method ?? 'GET'} ${path.replace(/^\/api\/v1\/app\/[^/]+/, '')}${paces}`;
     const call: SvixCall = { kind, start: scheduler.now, end: scheduler.now, ok: false, what };
     log.push(call);
     const timeout = typeof options.timeout === 'number' ? options.timeout : 10_000;

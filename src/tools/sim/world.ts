@@ -284,9 +284,10 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const life = lifeOf(editing.pick(processes));
     const calls: SvixCall[] = [];
     const ended = () => {
-      // Whether its last listing of the endpoints (the pace checked) was answered.
-      const listings = calls.filter((call) => call.what === 'GET /endpoint');
-      paceChecked = listings[listings.length - 1]?.ok === true;
+      // Whether it ended on a listing of the endpoints, answered, that no pacing followed: the pace checked.
+      const pacing = calls.filter((call) => call.what === 'GET /endpoint' || call.what?.endsWith(' (pace)') === true);
+      const last = pacing[pacing.length - 1];
+      paceChecked = last?.what === 'GET /endpoint' && last.ok;
       operationCalls.push(...calls);
     };
     const done = run(operationsFor(life.runtime), ioFor(life, { calls, cacheCalls: [] }, false));
@@ -331,13 +332,18 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const gap = heavy(editing, 100, Math.max(100, setting.editGapMs));
     scheduler.at(at, () => {
       const old = zaps.subscriptionOf(zap);
-      if (!old) return; // off: an earlier edit of it is still under way
+      // Zapier publishes one version of a Zap at a time: an edit waits for the one under way.
+      if (!old || editingZaps.has(zap)) return;
+      editingZaps.add(zap);
+      const done = () => void editingZaps.delete(zap);
       const hook = sameHook || setting.noMeta ? old.hook : zaps.newHook();
       // Zapier makes the second call once the first has answered (no source says it overlaps them).
-      if (first) turnOn(zap, hook, () => scheduler.after(gap, () => turnOff(zap, old)));
-      else turnOff(zap, old, () => scheduler.after(gap, () => turnOn(zap, hook)));
+      if (first) turnOn(zap, hook, () => scheduler.after(gap, () => turnOff(zap, old, done)));
+      else turnOff(zap, old, () => scheduler.after(gap, () => turnOn(zap, hook, done)));
     });
   };
+  /** The Zaps with an edit under way. */
+  const editingZaps = new Set<number>();
 
   // The plan: events at random (exponential waits), rotations among them, junk after each, processes gone cold.
   const meanWait = setting.hours > 0 ? (setting.hours * HOUR) / setting.events : SECOND / setting.perSecond;
