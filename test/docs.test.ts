@@ -71,6 +71,20 @@ describe('the README', () => {
     expect(quickStart).toMatch(/npm install\nnpm start\nnpm test/);
   });
 
+  it('names the Node to install before the commands, as package.json does, and what the first npm test fetches (#54)', () => {
+    const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Setting it up'));
+    expect(quickStart.slice(0, quickStart.indexOf('```'))).toMatch(/Install Node 22/);
+    const manifest: unknown = JSON.parse(read('package.json'));
+    expect(manifest).toMatchObject({ engines: { node: '>=22' } });
+    expect(quickStart).toMatch(/first run, which fetches Node 22/);
+  });
+
+  it('keeps what passing tests print out of npm test: a run says what failed (#54)', () => {
+    const config: unknown = require(join(ROOT, 'jest.config.js'));
+    expect(config).toMatchObject({ silent: true });
+    expect(readme).toMatch(/npm test -- --silent=false/);
+  });
+
   it("links to the guide, the Svix owner's steps, the guarantees, the performance figures and the changelog", () => {
     for (const path of [
       'docs/guide.md',
