@@ -128,17 +128,21 @@ export const judge = (run: Judged): Outcome => {
 
 /**
  * The off period (over an hour, its unsubscribe having parked the endpoint) a message was made in, if any: it may be
- * skipped; `deep` when made well inside it (the two clocks' allowance twice over, and the processes' skew), where it
- * must be.
+ * skipped; `deep` when made well inside one surely over an hour (the two clocks' allowance twice over, and the
+ * processes' skew), where it must be.
  */
 const offWhenMade = (offs: readonly Off[], message: SimMessage) => {
   const margin = 2 * SVIX_CLOCK_ALLOWANCE_MS + PROCESS_SKEW;
+  // The app measures the hour on its processes' clocks, which may each be PROCESS_SKEW from the world's.
+  const [maybeOver, surelyOver] = [EDIT_GAP_MS - 2 * PROCESS_SKEW, EDIT_GAP_MS + 2 * PROCESS_SKEW];
   for (const off of offs) {
     const until = off.until ?? Infinity;
-    if (off.zap !== message.zap || !off.parked || until - off.from <= EDIT_GAP_MS) continue;
+    if (off.zap !== message.zap || !off.parked || until - off.from <= maybeOver) continue;
     const inside =
       off.from - SVIX_CLOCK_ALLOWANCE_MS <= message.madeAt && message.madeAt <= until + SVIX_CLOCK_ALLOWANCE_MS;
-    if (inside) return { deep: off.from + margin <= message.madeAt && message.madeAt <= until - margin };
+    const deep =
+      until - off.from > surelyOver && off.from + margin <= message.madeAt && message.madeAt <= until - margin;
+    if (inside) return { deep };
   }
   return undefined;
 };
