@@ -194,15 +194,15 @@ describe('the built package, as Zapier runs it', () => {
     });
   });
 
-  it('subscribes with one provider call, and learns the cache honours nx', async () => {
+  it('subscribes with two provider calls (its endpoint, a listing that checks the pace), and learns the cache honours nx', async () => {
     const before = emulator.stats().requests;
     const subscribed = SubscribeData.decode(
       await results(`${TRIGGER}.performSubscribe`, { targetUrl: receiver.url, inputData: {} }),
     );
     if (subscribed._tag !== 'Right') throw new Error('subscribe returned no endpoint');
     zap = subscribed.right;
-    // The budget is 2; with the event type registered, a subscribe makes 1 (the secret is made here).
-    expect(emulator.stats().requests - before).toBe(1);
+    // With the event type registered: the endpoint made (the secret is made here), and one listing.
+    expect(emulator.stats().requests - before).toBe(2);
     expect(zap).toEqual(
       expect.objectContaining({ id: expect.stringMatching(/^ep_/), secret: expect.stringMatching(/^whsec_/) }),
     );
@@ -318,12 +318,14 @@ describe('the built package, as Zapier runs it', () => {
     await expect(results(`${TRIGGER}.perform`, { inputData: {} })).resolves.toEqual(listed);
   });
 
-  it('unsubscribes, leaving no endpoint', async () => {
+  it('unsubscribes, leaving its endpoint parked where nothing answers, none Svix delivers to', async () => {
     await expect(
       results(`${TRIGGER}.performUnsubscribe`, { subscribeData: zap, targetUrl: receiver.url, inputData: {} }),
     ).resolves.toEqual({ removed: true });
-    await expect(endpoints()).resolves.toEqual([]);
-    expect(emulator.stats().endpoints).toBe(0);
+    const left = await endpoints();
+    expect(left.map(({ id, url }) => ({ id, parked: url.startsWith('https://parked.invalid/') }))).toEqual([
+      { id: zap.id, parked: true },
+    ]);
   });
 
   it("sent nothing secret to the platform's logs", () => {
