@@ -37,10 +37,15 @@ export const lacks = (shared: History, mine: History): boolean =>
   JSON.stringify(merge(shared, mine)) !== JSON.stringify(merge(shared, shared));
 
 /**
- * When the two latest sightings cannot be ordered (one process's reads never overlap; another's clock may differ
- * by SKEW_MS), the time after which a read settles which secret is current; else undefined.
+ * The secrets whose sightings cannot be ordered against the current one (one process's reads never overlap; another
+ * process's clock may differ by SKEW_MS), and the time after which a read settles which is current; else undefined.
+ * Every older sighting counts, not only the latest: a process whose clock is behind files the newest secret below
+ * an older one that a process ahead of it saw.
  */
-export const unsureUntil = ({ current, old: [previous] }: History, skewMs = SKEW_MS): number | undefined => {
-  const margin = previous?.by === current.by ? 0 : skewMs;
-  return previous && previous.end + margin > current.start ? Math.max(previous.end, current.end) + margin : undefined;
+export const unsureOf = ({ current, old }: History, skewMs = SKEW_MS): { until: number; secrets: string[] } | undefined => {
+  const margin = (seen: Sighting) => (seen.by === current.by ? 0 : skewMs);
+  const unordered = old.filter((seen) => seen.end + margin(seen) > current.start);
+  if (unordered.length === 0) return undefined;
+  const until = Math.max(...unordered.map((seen) => Math.max(seen.end, current.end) + margin(seen)));
+  return { until, secrets: unordered.map((seen) => seen.secret) };
 };

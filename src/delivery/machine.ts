@@ -1,6 +1,6 @@
 import type { Failure } from '../zapier/io';
 import { PROMISES, SVIX_CLOCK_ALLOWANCE_MS } from '../limits';
-import { SKEW_MS, unsureUntil, type History, type Sighting } from './history';
+import { SKEW_MS, unsureOf, type History, type Sighting } from './history';
 
 /**
  * Which delivery runs, as one pure state machine per endpoint (after python-hyper's h11): handed a delivery, or
@@ -13,7 +13,8 @@ import { SKEW_MS, unsureUntil, type History, type Sighting } from './history';
  *    35 s old, and what this process learnt is shared first, only ever written over what a look found; deliveries
  *    wait 1.5 s for it at most. The delivery that read a new current secret does not end before it is shared, or
  *    its time is up.
- * 2. Two latest secrets seen too close to order (clocks differ): a read after both settles which is current.
+ * 2. The current secret seen too close to another to order them (clocks differ): a read after both settles which is
+ *    current.
  * 3. Signed with the current secret, seen in the last 10 minutes and sure (a look or a read in the last 35 s):
  *    it runs on the delivered body. Otherwise the secret is read again first (free). Out of time for that, or for
  *    any wait (for z.cache, say), it runs only if seen in the last 10 minutes (a replaced secret never runs
@@ -176,9 +177,11 @@ const callAt = ({ svix, tat, rules }: Endpoint, now: number, kind?: Kind): numbe
 const take = (e: Endpoint, kind: Kind, at: number) =>
   void (e.tat[kind] = Math.max(at, e.tat[kind]) + e.rules[kind].everyMs);
 
-/** Joined, unless unpaid, unowned and not under way: then a delivery that pays takes it on, at its allowance's time. */
-const shouldJoin = (call: Call, pays: boolean): boolean =>
-  call.calling || call.owner !== undefined || call.paid || !pays;
+/** Joined, unless unowned, not under way, and unpaid or paid for a time over a second gone: then a delivery that pays
+ * takes it on, at its allowance's time. A call made long after the time it was paid for is a call of its own, as a
+ * failed call's retry is: else a flood would keep paid calls its deliveries left, and make them all at once. */
+const shouldJoin = (e: Endpoint, call: Call, pays: boolean, now: number): boolean =>
+  call.calling || call.owner !== undefined || !pays || (call.paid && now <= call.at + e.rules.togetherMs);
 /** Joins a call scheduled or under way: its owner makes it at its time; the others wait for what it answers. */
 const join = (call: Call, d: Delivery, now: number, command: Command): Command => {
   if (call.calling || (call.owner && call.owner !== d)) return wait(d.deadline);
@@ -232,7 +235,7 @@ const reading = (e: Endpoint, d: Delivery, now: number, kind?: Kind, after = -In
   const refused = e.refused && e.refused.at >= d.arrivedAt ? e.refused.failure : undefined;
   if (refused?.kind === 'error' && refused.status === 404) return halt('gone');
   if (refused) return { kind: 'refused', call: 'read', failure: refused };
-  if (read && shouldJoin(read, kind !== undefined))
+  if (read && shouldJoin(e, read, kind !== undefined, now))
     return read.at + CALL_MS > d.deadline ? undefined : join(read, d, now, READ);
   const at = Math.max(callAt(e, now, kind), after, read?.at ?? -Infinity);
   if (at + CALL_MS > d.deadline) return undefined;
@@ -262,7 +265,7 @@ const record = (e: Endpoint, d: Delivery, createdAt: number, now: number, kind?:
   const own = Math.max(callAt(e, now, pays), (w?.listedAt ?? -Infinity) + rules.togetherMs);
   const pending = w && !w.complete && !w.refused ? w : undefined;
   // A listing past its first page is joined too: its later pages are free.
-  const joined = pending && (shouldJoin(pending, pays !== undefined) || pending.listing > 0);
+  const joined = pending && (shouldJoin(e, pending, pays !== undefined, now) || pending.listing > 0);
   if (pending && (pending.calling || (joined && pending.at <= own && pending.at + CALL_MS <= d.deadline))) {
     const range = { after: start - rules.marginMs, before: start + rules.windowMs + rules.marginMs };
     return join(pending, d, now, { kind: 'list', window: start, ...range, iterator: pending.iterator });
@@ -270,7 +273,8 @@ const record = (e: Endpoint, d: Delivery, createdAt: number, now: number, kind?:
   if (own + CALL_MS > d.deadline) return undefined;
   if (pays) take(e, pays, own);
   // Taken on at its own time, the call is its own: paid if it pays (junk pays for a free call it takes on), free if not.
-  if (pending) Object.assign(pending, { at: own, owner: d, paid: pays !== undefined });
+  // Paid for, it is no failed call's retry: else its time, later, would make the retry free again.
+  if (pending) Object.assign(pending, { at: own, owner: d, paid: pays !== undefined, failed: pending.failed && !pays });
   else if (w)
     Object.assign(w, {
       at: own,
@@ -328,9 +332,9 @@ const next = (e: Endpoint, d: Delivery, now: number): Command => {
   const { history, rules } = e;
   const { current, old } = history;
   const signed = d.signedWith(current.secret);
-  const unsure = unsureUntil(history, rules.skewMs);
-  if (unsure !== undefined && (signed || (old[0] && d.signedWith(old[0].secret))))
-    return reading(e, d, now, undefined, unsure) ?? record(e, d, createdAt, now) ?? timeUp(e, d, now);
+  const unsure = unsureOf(history, rules.skewMs);
+  if (unsure && (signed || unsure.secrets.some((secret) => d.signedWith(secret))))
+    return reading(e, d, now, undefined, unsure.until) ?? record(e, d, createdAt, now) ?? timeUp(e, d, now);
   if (signed && trusted(e)) {
     const sure = now - Math.max(e.lookedAt, e.readAt) <= rules.lookEveryMs;
     if (sure && fresh(e, now)) return { kind: 'run' };
@@ -358,6 +362,6 @@ const fresh = ({ history, rules }: Endpoint, now: number): boolean => now - hist
  * current one, and not in doubt), else rule 5's: an error naming the message, since the event may be genuine. */
 const timeUp = (e: Endpoint, d: Delivery, now: number): Command => {
   const current = d.signedWith(e.history.current.secret) && trusted(e);
-  if (current && unsureUntil(e.history, e.rules.skewMs) === undefined) return { kind: fresh(e, now) ? 'run' : 'error' };
+  if (current && unsureOf(e.history, e.rules.skewMs) === undefined) return { kind: fresh(e, now) ? 'run' : 'error' };
   return UNCHECKED;
 };

@@ -628,3 +628,59 @@ describe('breaks found on 962d0e2 (#51)', () => {
     expect(e.tat.listings).toBe(Math.max(18_000, tat) + RULES.listings.everyMs);
   });
 });
+
+describe('breaks the sweep of 000ae2f found (#51)', () => {
+  it('a body signed with the current secret waits for a read when any older sighting is within the skew, not only the latest', () => {
+    // everything-fast seed 289: process A, ahead, read s2 then s3; process B, behind, read s4, the newest, which its
+    // clock filed below both. Judged by s2 alone (A's own earlier read), s3 passed as sure, and a body it signed ran.
+    const shared = {
+      current: seen('s3', 10_500, 'A', 10_600),
+      old: [seen('s2', 10_300, 'A', 10_400), seen('s4', 10_000, 'B', 10_100), S1],
+    };
+    const e = warm(12_000, shared);
+    expect(decide(e, delivery(['s3'], 12_000), 12_000)).toEqual({ kind: 'wait', until: 10_600 + RULES.skewMs });
+    // One signed with s4 waits on that read too.
+    const newest = delivery(['s4'], 12_000);
+    expect(decide(e, newest, 12_000)).toEqual({ kind: 'wait', until: newest.deadline });
+    expect(e.read?.at).toBe(10_600 + RULES.skewMs);
+  });
+
+  /** Junk whose window's listing was scheduled at 3 s, its delivery gone and another still under way. */
+  const leftListing = (answer?: Failure) => {
+    const e = warm(2_000, { current: S1, old: [S0] });
+    const first = delivery(['sX'], 3_000, { createdAt: 2_500 });
+    e.readAt = 2_900; // a read just before it arrived settles it: straight to the record
+    expect(decide(e, first, 3_000)).toEqual({ kind: 'wait', until: 3_000 });
+    if (answer) {
+      expect(decide(e, first, 3_000)).toMatchObject({ kind: 'list', window: 2_000 });
+      apply(e, { kind: 'listed', window: 2_000, failure: answer }, 3_100);
+    }
+    stay(e);
+    stay(e);
+    leave(e, first);
+    return e;
+  };
+
+  it('junk taking on a listing paid for over a second ago pays for it again: a flood cannot save paid calls for later', () => {
+    // junk-recent-windows seed 545, as it could also have gone: listings paid for and left, then made at once.
+    const e = leftListing();
+    expect(e.windows.get(2_000)).toMatchObject({ paid: true, at: 3_000 });
+    const late = delivery(['sY'], 5_000, { createdAt: 2_600 });
+    e.readAt = 4_900;
+    expect(decide(e, late, 5_000)).toEqual({ kind: 'wait', until: 5_000 });
+    expect(e.tat.listings).toBe(5_000 + RULES.listings.everyMs);
+  });
+
+  it("junk paying for a failed listing's window long after its retry's time makes no later retry free", () => {
+    // junk-recent-windows seed 545: the window kept its failure once paid for again at 97 s, so at its next decision
+    // the retry's time looked ahead, and the listing was made at once, free: one past the allowance.
+    const failure: Failure = { kind: 'error', code: 'ProviderUnavailable', status: 503, message: 'Svix had trouble.' };
+    const e = leftListing(failure);
+    e.tat.listings = 30_000; // junk has booked the allowance until 22 s
+    const late = delivery(['sY'], 18_000, { createdAt: 2_600 });
+    e.readAt = 17_900;
+    expect(decide(e, late, 18_000)).toEqual({ kind: 'wait', until: 22_000 });
+    expect(decide(e, late, 18_100)).toEqual({ kind: 'wait', until: 22_000 });
+    expect(e.windows.get(2_000)).toMatchObject({ paid: true, at: 22_000, failed: false });
+  });
+});

@@ -30,6 +30,8 @@ export class SimCache {
       slowMs: number;
       /** What a throttled set answers. */
       throttledSet: false | null;
+      /** Told of every write stored, when it is stored (the judge times the sharing of secrets by it). */
+      stored?: (key: string, json: string) => void;
     },
   ) {}
   get(key: string, log: CacheCall[]): Promise<unknown> {
@@ -50,6 +52,7 @@ export class SimCache {
   private store(key: string, json: string, ttlSeconds: number, onlyIfAbsent: boolean): boolean | null {
     if (onlyIfAbsent && this.live(key)) return this.options.reading === 'zapier' ? false : null;
     this.entries.set(key, { json, expiresAt: this.scheduler.now + ttlSeconds * 1000 });
+    this.options.stored?.(key, json);
     return true;
   }
   private live(key: string) {

@@ -242,11 +242,11 @@ export const overBound = (times: readonly number[], burst: number, refillMs: num
 
 /**
  * The promise on revoked secrets, for a perform that ran on its delivered body (Svix's copy carries a mark the
- * delivered body lacks): every secret that signed it replaced, and its own process had learnt of a newer one before
- * it began (Svix's record confirmed a genuine delivery signed by newer ones alone), or any
- * process saw a newer one more than a minute before it ended, or it was replaced more than 10 minutes
- * (RULES.freshForMs) before, whatever any process saw. Times are the world's: Svix keeps its rotations in its
- * database, whatever its clock does.
+ * delivered body lacks), every secret that signed it replaced: broken when its own process had learnt of a newer one
+ * before it began (read it, or Svix's record confirmed a genuine delivery signed by newer ones alone), or it ended
+ * more than a minute after z.cache first held a shared history naming a newer one, or more than 10 minutes
+ * (RULES.freshForMs) after it was replaced, whatever any process saw. Times are the world's: Svix keeps its rotations
+ * in its database, whatever its clock does.
  */
 const revocationBroken = (run: Judged, perform: PerformRecord): string | undefined => {
   const { svix } = run;
@@ -256,34 +256,36 @@ const revocationBroken = (run: Judged, perform: PerformRecord): string | undefin
   if (signers.some((spell) => spell.replacedAt === undefined || spell.replacedAt > decidedAt)) return undefined;
   const newest = signers.reduce((a, b) => ((a.replacedAt ?? 0) > (b.replacedAt ?? 0) ? a : b));
   if ((newest.signsUntil ?? 0) > decidedAt) return undefined;
-  const seen = svix.newerReadAt(newest);
+  const shared = svix.newerSharedAt(newest);
   const replacedAt = newest.replacedAt ?? 0;
   const ran = `ran on a body signed with ${newest.label} of endpoint ${newest.endpoint}`;
   const learnt = learntNewerAt(run, perform, newest);
-  if (perform.start > learnt)
-    return `${ran}, replaced, ${seconds(perform.start - learnt)} s after its own process learnt of a newer secret`;
-  if (decidedAt > seen + REVOKED_WITHIN)
-    return `${ran}, replaced, ${seconds(decidedAt - seen)} s after a process saw a newer secret`;
+  if (perform.start > learnt.at)
+    return `${ran}, replaced, ${seconds(perform.start - learnt.at)} s after its own process ${learnt.how} a newer secret`;
+  if (decidedAt > shared + REVOKED_WITHIN)
+    return `${ran}, replaced, ${seconds(decidedAt - shared)} s after z.cache shared a newer secret`;
   if (decidedAt > replacedAt + PROMISES.replacedRunsAtMostMs + 2 * PROCESS_SKEW)
     return `${ran}, ${seconds(decidedAt - replacedAt)} s after it was replaced`;
   return undefined;
 };
 
-/** When the perform's own process (this life of it) first learnt from Svix's record that `spell` was replaced: it
- * confirmed a genuine delivery signed by newer secrets alone. (What a read taught is judged by the promise across
- * processes: two processes' clocks may order two sightings either way, the limit docs/guarantees.md names.) */
-const learntNewerAt = ({ svix, performs }: Judged, { process, life }: PerformRecord, spell: SecretSpell): number => {
+/** When the perform's own process (this life of it) first learnt that `spell` was replaced: a read of Svix showed a
+ * newer secret, or Svix's record confirmed a genuine delivery signed by newer secrets alone. */
+const learntNewerAt = ({ svix, performs }: Judged, { process, life }: PerformRecord, spell: SecretSpell) => {
   const { secrets } = svix.endpoint(spell.endpoint);
   const newer = (other: SecretSpell) =>
     other.endpoint === spell.endpoint && secrets.indexOf(other) > secrets.indexOf(spell);
-  let at = Infinity;
+  let learnt = { at: Infinity, how: '' };
+  const learns = (at: number, how: string) => void (at < learnt.at && (learnt = { at, how }));
   for (const p of performs) {
     if (p.process !== process || p.life !== life) continue;
     const { kind, signedBy } = p.delivery;
     const confirmed = p.outcome === 'ran' && p.items.some((item) => item.copy === 'record');
-    if (kind === 'genuine' && confirmed && signedBy.length > 0 && signedBy.every(newer)) at = Math.min(at, p.end);
+    if (kind === 'genuine' && confirmed && signedBy.length > 0 && signedBy.every(newer))
+      learns(p.end, 'confirmed a delivery signed by');
+    for (const call of p.calls) if (call.kind === 'read' && call.showed && newer(call.showed)) learns(call.end, 'read');
   }
-  return at;
+  return learnt;
 };
 
 /** True when the perform ended in an error while its process called Svix for its endpoint (it, or deliveries it
@@ -308,11 +310,12 @@ const traceOf = (run: Judged, title: string, message: SimMessage | undefined, fo
   const lines = [`FAIL ${title}${made}; the cache answers as ${cache.options.reading}'s does`];
   for (const index of new Set(focus.map(({ delivery }) => delivery.endpoint))) {
     const { secrets } = svix.endpoint(index);
-    const spells = secrets.map(({ label, from, readAt }, k) => {
+    const spells = secrets.map(({ label, from, readAt, sharedAt }, k) => {
       const { replacedAt = 0, signsUntil = 0 } = secrets[k - 1] ?? {};
       const grace = Math.round((signsUntil - replacedAt) / 1000);
       const rotated = k ? ` at ${at(from)}${grace ? ` (grace ${grace}s)` : ''}` : '';
-      return `${label}${rotated}${readAt ? `, first read ${at(readAt)}` : ''}`;
+      const shared = sharedAt ? `, first shared ${at(sharedAt)}` : '';
+      return `${label}${rotated}${readAt ? `, first read ${at(readAt)}` : ''}${shared}`;
     });
     lines.push(`  endpoint ${index}'s secrets: ${spells.join('; ')}`);
   }

@@ -13,9 +13,10 @@ import { keysSigningAt, LIST_LIMIT, listMessages, rotateKeys } from '../../svix/
  * provider's reference library), from a cache of keys that may be up to 30 s old after a rotation.
  */
 
-/** A secret of an endpoint: from, replaced, signing until, and a process's first read of it (all on the world's clock:
- * Svix keeps rotations in its database, whatever its clock does); `label` names it in traces. */
-type Ends = { replacedAt?: number; signsUntil?: number; readAt?: number };
+/** A secret of an endpoint: from, replaced, signing until, a process's first read of it, and when z.cache first held a
+ * shared history naming it (all on the world's clock: Svix keeps rotations in its database, whatever its clock does);
+ * `label` names it in traces. */
+type Ends = { replacedAt?: number; signsUntil?: number; readAt?: number; sharedAt?: number };
 export type SecretSpell = { key: string; label: string; from: number; endpoint: number } & Ends;
 
 /** A call of the app: a read of the secret, a listing, or a listing's further page (the allowance counts listings). */
@@ -117,10 +118,14 @@ export class SimEndpoint {
   /** Replaced secrets as Svix keeps them: each with the time it stops signing. */
   private replaced = (spells: SecretSpell[]) =>
     spells.flatMap((key) => (key.signsUntil === undefined ? [] : [{ key, expiresAt: key.signsUntil }]));
-  /** When a process first read a secret newer than this one (Infinity: none yet). */
-  newerReadAt(spell: SecretSpell): number {
+  /** When z.cache first held a shared history naming a secret newer than this one (Infinity: none yet). */
+  newerSharedAt(spell: SecretSpell): number {
     const newer = this.secrets.slice(this.secrets.indexOf(spell) + 1);
-    return Math.min(...newer.map((other) => other.readAt ?? Infinity));
+    return Math.min(...newer.map((other) => other.sharedAt ?? Infinity));
+  }
+  /** A history of this endpoint's secrets was stored in z.cache at `at`: each secret it names is shared from then. */
+  shared(json: string, at: number): void {
+    for (const spell of this.secrets) if (json.includes(spell.key)) spell.sharedAt ??= at;
   }
 }
 
@@ -162,7 +167,9 @@ export class SimSvix {
     return endpoint;
   };
   /** When a process first read a secret newer than this one (Infinity: none yet). */
-  newerReadAt = (spell: SecretSpell): number => this.endpoint(spell.endpoint).newerReadAt(spell);
+  newerSharedAt = (spell: SecretSpell): number => this.endpoint(spell.endpoint).newerSharedAt(spell);
+  /** z.cache stored `json` under `key`: if it is an endpoint's shared history, the secrets it names are shared. */
+  stored = (key: string, json: string): void => this.byId.get(key.replace(/^history:/, ''))?.shared(json, this.scheduler.now);
   /** The endpoint by id or uid, unless deleted. */
   find = (idOrUid: string): SimEndpoint | undefined =>
     this.byId.get(idOrUid) ?? this.endpoints.find((each) => !each.record.deleted && each.record.uid === idOrUid);

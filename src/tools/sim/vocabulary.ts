@@ -13,7 +13,7 @@ import type { SecretSpell, SimMessage, SvixCall } from './svix';
  */
 
 export const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
-/** A revoked secret may be trusted 60 s after any process saw a newer one (forgeries use a real id only later). */
+/** A revoked secret may be trusted 60 s after z.cache shared a newer one (forgeries use a real id only later). */
 export const REVOKED_WITHIN = PROMISES.revokedWithinMs;
 /** How far the processes' clocks may be from each other. */
 export const PROCESS_SKEW = 1_000;

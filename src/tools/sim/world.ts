@@ -68,6 +68,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     historyFaults: setting.historyFaults,
     slowMs: setting.cacheLatencyMs,
     throttledSet: setting.throttledSetAnswer === 'false' ? false : null,
+    stored: (key: string, json: string) => svix.stored(key, json),
   } as const;
   const cache = new SimCache(scheduler, faultRandom.fork(), cacheOptions);
   const rules = rulesOf(setting.rules);
@@ -238,7 +239,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const signedBy = kind === 'too-old' || kind === 'not-a-svix-id' ? [current] : withRevoked ? [revoked] : [];
     // A revoked secret's body takes a real id only once every process must refuse it: until then it may run instead.
     const promised =
-      withRevoked && plan.chance(0.5) && svix.newerReadAt(revoked) + REVOKED_WITHIN + SECOND < scheduler.now;
+      withRevoked && plan.chance(0.5) && svix.newerSharedAt(revoked) + REVOKED_WITHIN + SECOND < scheduler.now;
     const realId = (tampered || kind === 'replayed-id' || promised) && real;
     const id = kind === 'not-a-svix-id' ? 'msg_not-one-svix-makes' : realId ? realId.id : madeUp;
     const ahead = kind === 'junk' || kind === 'too-old' ? 0 : plan.int(0, setting.forgeAheadSeconds);
