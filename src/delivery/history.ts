@@ -42,7 +42,10 @@ export const lacks = (shared: History, mine: History): boolean =>
  * Every older sighting counts, not only the latest: a process whose clock is behind files the newest secret below
  * an older one that a process ahead of it saw.
  */
-export const unsureOf = ({ current, old }: History, skewMs = SKEW_MS): { until: number; secrets: string[] } | undefined => {
+export const unsureOf = (
+  { current, old }: History,
+  skewMs = SKEW_MS,
+): { until: number; secrets: string[] } | undefined => {
   const margin = (seen: Sighting) => (seen.by === current.by ? 0 : skewMs);
   const unordered = old.filter((seen) => seen.end + margin(seen) > current.start);
   if (unordered.length === 0) return undefined;

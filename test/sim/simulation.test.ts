@@ -167,6 +167,7 @@ const REGRESSIONS: Array<[setting: string, seed: number, found: string, sets?: s
   ['edits-wide', 29, "Svix's clock 6 min behind: events just after the Zap was on fell before its edit's catch-up"],
   ['edits-wide', 48, "an edit's catch-up, queued across a rotation, halted as from before its endpoint: 2 lost"],
   ['edits-long', 575, "a read hung across an outage's end, another endpoint answered: unanswered, not lost"],
+  ['junk-recent-windows', 545, 'a listing paid for again kept its failure, and was made at once as its free retry'],
   ['junk-recent-windows', 244, '962d0e2: genuine deliveries halted on arrival while junk held the listings: 2 lost'],
   ['junk-recent-windows', 21, '962d0e2: a genuine delivery halted with 25 s to wait for a read: lost'],
   [
@@ -318,6 +319,21 @@ describe('the oracle', () => {
         broken.add(/s after (its own process read|z\.cache shared|it was replaced)/.exec(trace)?.[1] ?? '');
     }
     expect([...broken].filter(Boolean).sort()).toEqual(['it was replaced', 'its own process read', 'z.cache shared']);
+  });
+
+  // The limit "behind junk taking every allowed call": a genuine delivery signed by a secret no process had read,
+  // arriving while junk held every listing its time could use, ends in an error naming its message. The test below
+  // shows the same judge counting as lost what fails with no junk about.
+  it('excuses as starved the events lost behind junk that made a listing in every slot of their time', async () => {
+    const outcome = await simulated('junk-recent-windows', 526);
+    expect({ lost: outcome.lost, starved: outcome.starved }).toEqual({ lost: 0, starved: 2 });
+    // The same flood, every perform failing at once: junk lists nothing, and every event is lost, none excused.
+    const failing = await simulate(named('junk-recent-windows'), 526, {
+      deliver: () => (io) => {
+        throw new io.errors.Error('down', 'Down', 503);
+      },
+    });
+    expect({ lost: failing.lost, starved: failing.starved }).toEqual({ lost: failing.events, starved: 0 });
   });
 
   it('counts lost events when performs fail', async () => {

@@ -62,6 +62,7 @@ const WORST: Array<[label: string, of: (outcome: Outcome) => number, digits?: nu
   ['junk_svix_calls', (outcome) => outcome.junkSvixCalls],
   ['unanswered', (outcome) => outcome.unanswered],
   ['unclaimed', (outcome) => outcome.unclaimed],
+  ['starved', (outcome) => outcome.starved],
 ];
 
 const summaryLine = (setting: Setting, outcomes: Outcome[], { from, to }: Seeds): string => {

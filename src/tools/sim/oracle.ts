@@ -1,4 +1,4 @@
-import { RULES } from '../../delivery/machine';
+import { CALL_MS, RULES } from '../../delivery/machine';
 import { EDIT_GAP_MS, PACE_PER_SECOND, PROMISES, SVIX_CLOCK_ALLOWANCE_MS } from '../../limits';
 import { LIMITS, type Runtime } from '../../delivery/runtime';
 import { requestSettings } from '../../zapier/io';
@@ -48,7 +48,8 @@ const startsOf = (calls: SvixCall[], ...kinds: Array<SvixCall['kind']>) =>
 export const judge = (run: Judged): Outcome => {
   const { svix, performs } = run;
   const messages = [...svix.messages.values()];
-  const tally = { lost: 0, unanswered: 0, unclaimed: 0, doubled: 0, forgedRun: 0, revokedRun: 0, junkOverBound: 0 };
+  const tally = { lost: 0, unanswered: 0, unclaimed: 0, starved: 0, doubled: 0, forgedRun: 0, revokedRun: 0 };
+  const bound = { junkOverBound: 0 };
   const life = { skipped: 0, refusedThroughout: 0, ranWhileOff: 0, zapLife: 0 };
   const traces: string[] = [];
   const trace = (title: string, focus: PerformRecord[], message?: SimMessage) => {
@@ -109,16 +110,23 @@ export const judge = (run: Judged): Outcome => {
     const genuine = tried.filter((perform) => perform.delivery.kind === 'genuine');
     if (genuine.length > 0 && genuine.every((perform) => svixNeverAnswered(run, perform))) tally.unanswered += 1;
     else if (tried.some(claimedUnread)) tally.unclaimed += 1;
+    else if (genuine.length > 0 && genuine.every((perform) => starvedByJunk(run, perform))) tally.starved += 1;
     else fail('lost', 1, 'lost', tried, message);
   }
-  tally.junkOverBound = junkPastBound(run, (title, focus) => trace(title, focus));
+  bound.junkOverBound = junkPastBound(run, (title, focus) => trace(title, focus));
   for (const problem of zapLifeProblems(run)) fail('zapLife', 1, problem, []);
   const overMemory = run.processes.flatMap(({ lives }) => lives).filter(({ runtime }) => !withinMemory(runtime));
   if (overMemory.length > 0) trace(`${overMemory.length} runtimes kept memory past the bound`, []);
   const junk = performs.filter((perform) => isJunk(perform.delivery));
   return {
     ...{ setting: run.setting.name, seed: run.seed, events: messages.length, deliveries: performs.length },
-    ...{ ...tally, ...life, performs: performs.length, cut: performs.filter((p) => p.outcome === 'cut').length },
+    ...{
+      ...tally,
+      ...bound,
+      ...life,
+      performs: performs.length,
+      cut: performs.filter((p) => p.outcome === 'cut').length,
+    },
     ...{ overTime: overTime.length, overMemory: overMemory.length },
     ...{ junk: junk.length, junkSvixCalls: callsOf(junk, 'calls'), svixCalls: callsOf(performs, 'calls') },
     ...{ cacheCalls: callsOf(performs, 'cacheCalls'), latency: latencyOf(performs), traces },
@@ -297,6 +305,23 @@ const svixNeverAnswered = ({ performs }: Judged, { process, life, delivery, star
     .filter((p) => p.process === process && p.life === life && p.delivery.endpoint === delivery.endpoint)
     .flatMap((p) => p.calls.filter((c) => c.end >= start && c.end <= end));
   return outcome === 'failed' && during.length > 0 && !during.some((c) => c.ok);
+};
+
+/**
+ * A genuine delivery that ended in an error, signed by secrets no process had read by then, while its process's junk
+ * for its endpoint made a listing in every slot of the allowance in which one could still have begun for it: the
+ * limit "behind junk taking every allowed call" (docs/guarantees.md). Its error names the message to resend.
+ */
+const starvedByJunk = ({ performs }: Judged, { process, life, delivery, start, end, outcome }: PerformRecord) => {
+  if (outcome !== 'failed' || delivery.signedBy.some((spell) => spell.readAt !== undefined && spell.readAt <= end))
+    return false;
+  const last = start + requestSettings.operationBudgetMs - CALL_MS;
+  const listings = performs
+    .filter((p) => p.process === process && p.life === life && p.delivery.endpoint === delivery.endpoint)
+    .filter((p) => isJunk(p.delivery))
+    .flatMap((p) => p.calls)
+    .filter((call) => call.kind === 'listing' && call.start >= start && call.start <= last);
+  return listings.length >= (last - start) / RULES.listings.everyMs;
 };
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(3);

@@ -169,7 +169,8 @@ export class SimSvix {
   /** When a process first read a secret newer than this one (Infinity: none yet). */
   newerSharedAt = (spell: SecretSpell): number => this.endpoint(spell.endpoint).newerSharedAt(spell);
   /** z.cache stored `json` under `key`: if it is an endpoint's shared history, the secrets it names are shared. */
-  stored = (key: string, json: string): void => this.byId.get(key.replace(/^history:/, ''))?.shared(json, this.scheduler.now);
+  stored = (key: string, json: string): void =>
+    this.byId.get(key.replace(/^history:/, ''))?.shared(json, this.scheduler.now);
   /** The endpoint by id or uid, unless deleted. */
   find = (idOrUid: string): SimEndpoint | undefined =>
     this.byId.get(idOrUid) ?? this.endpoints.find((each) => !each.record.deleted && each.record.uid === idOrUid);

@@ -66,8 +66,10 @@ export const Outcome = t.type({
   ...{ setting: t.string, seed: t.number, events: t.number, deliveries: t.number, performs: t.number, lost: t.number },
   /** unanswered: lost events whose every perform failed while Svix answered none of its process's calls for its
    * endpoint; unclaimed: events run twice, or lost, where z.cache gave a claim no answer that could settle it in its
-   * time (both excused). */
-  ...{ unanswered: t.number, unclaimed: t.number, cut: t.number, overTime: t.number, overMemory: t.number },
+   * time; starved: lost events whose every perform, signed by a secret no process had read, failed while junk took
+   * every listing its process could make for the endpoint in its time (all three excused: known limits). */
+  ...{ unanswered: t.number, unclaimed: t.number, starved: t.number },
+  ...{ cut: t.number, overTime: t.number, overMemory: t.number },
   ...{ doubled: t.number, forgedRun: t.number, revokedRun: t.number, junk: t.number, junkSvixCalls: t.number },
   ...{ junkOverBound: t.number, svixCalls: t.number, cacheCalls: t.number, virtualSeconds: t.number },
   /** skipped: made while its Zap was off for over an hour, and not run (excused); ranWhileOff: made well inside such
