@@ -1,4 +1,5 @@
 import { CALL_MS, RULES } from '../../delivery/machine';
+import { historyKey } from '../../delivery/driver';
 import { EDIT_GAP_MS, PACE_PER_SECOND, PROMISES, SVIX_CLOCK_ALLOWANCE_MS } from '../../limits';
 import { LIMITS, type Runtime } from '../../delivery/runtime';
 import { requestSettings } from '../../zapier/io';
@@ -251,10 +252,10 @@ export const overBound = (times: readonly number[], burst: number, refillMs: num
 /**
  * The promise on revoked secrets, for a perform that ran on its delivered body (Svix's copy carries a mark the
  * delivered body lacks), every secret that signed it replaced: broken when its own process had learnt of a newer one
- * before it began (read it, or Svix's record confirmed a genuine delivery signed by newer ones alone), or it ended
- * more than a minute after z.cache first held a shared history naming a newer one, or more than 10 minutes
- * (RULES.freshForMs) after it was replaced, whatever any process saw. Times are the world's: Svix keeps its rotations
- * in its database, whatever its clock does.
+ * before it began (below), or it ended over a minute into z.cache holding a shared history naming a newer one
+ * (unbroken since: a write that timed out may land late, over it), or over 10 minutes (RULES.freshForMs) after it was
+ * replaced, whatever any process saw. Times are the world's: Svix keeps its rotations in its database, whatever its
+ * clock does.
  */
 const revocationBroken = (run: Judged, perform: PerformRecord): string | undefined => {
   const { svix } = run;
@@ -264,25 +265,32 @@ const revocationBroken = (run: Judged, perform: PerformRecord): string | undefin
   if (signers.some((spell) => spell.replacedAt === undefined || spell.replacedAt > decidedAt)) return undefined;
   const newest = signers.reduce((a, b) => ((a.replacedAt ?? 0) > (b.replacedAt ?? 0) ? a : b));
   if ((newest.signsUntil ?? 0) > decidedAt) return undefined;
-  const shared = svix.newerSharedAt(newest);
+  const shared = svix.newerHeldSince(newest, decidedAt);
   const replacedAt = newest.replacedAt ?? 0;
   const ran = `ran on a body signed with ${newest.label} of endpoint ${newest.endpoint}`;
   const learnt = learntNewerAt(run, perform, newest);
   if (perform.start > learnt.at)
     return `${ran}, replaced, ${seconds(perform.start - learnt.at)} s after its own process ${learnt.how} a newer secret`;
   if (decidedAt > shared + REVOKED_WITHIN)
-    return `${ran}, replaced, ${seconds(decidedAt - shared)} s after z.cache shared a newer secret`;
+    return `${ran}, replaced, ${seconds(decidedAt - shared)} s into z.cache holding a newer secret`;
   if (decidedAt > replacedAt + PROMISES.replacedRunsAtMostMs + 2 * PROCESS_SKEW)
     return `${ran}, ${seconds(decidedAt - replacedAt)} s after it was replaced`;
   return undefined;
 };
 
 /** When the perform's own process (this life of it) first learnt that `spell` was replaced: a read of Svix showed a
- * newer secret, or Svix's record confirmed a genuine delivery signed by newer secrets alone. */
+ * newer secret, a look at the shared history named one, or Svix's record confirmed a genuine delivery signed by newer
+ * secrets alone. */
 const learntNewerAt = ({ svix, performs }: Judged, { process, life }: PerformRecord, spell: SecretSpell) => {
-  const { secrets } = svix.endpoint(spell.endpoint);
+  const { secrets, id } = svix.endpoint(spell.endpoint);
   const newer = (other: SecretSpell) =>
     other.endpoint === spell.endpoint && secrets.indexOf(other) > secrets.indexOf(spell);
+  // A look at the shared history that named a newer secret (what a write answered names nothing).
+  const [key, later] = [historyKey(id), secrets.slice(secrets.indexOf(spell) + 1)];
+  const names = (answer: unknown) => {
+    const json = typeof answer === 'object' && answer !== null ? JSON.stringify(answer) : '';
+    return later.some((other) => json.includes(other.key));
+  };
   let learnt = { at: Infinity, how: '' };
   const learns = (at: number, how: string) => void (at < learnt.at && (learnt = { at, how }));
   for (const p of performs) {
@@ -292,6 +300,7 @@ const learntNewerAt = ({ svix, performs }: Judged, { process, life }: PerformRec
     if (kind === 'genuine' && confirmed && signedBy.length > 0 && signedBy.every(newer))
       learns(p.end, 'confirmed a delivery signed by');
     for (const call of p.calls) if (call.kind === 'read' && call.showed && newer(call.showed)) learns(call.end, 'read');
+    for (const call of p.cacheCalls) if (call.key === key && names(call.answer)) learns(call.end, 'looked at');
   }
   return learnt;
 };
@@ -335,11 +344,12 @@ const traceOf = (run: Judged, title: string, message: SimMessage | undefined, fo
   const lines = [`FAIL ${title}${made}; the cache answers as ${cache.options.reading}'s does`];
   for (const index of new Set(focus.map(({ delivery }) => delivery.endpoint))) {
     const { secrets } = svix.endpoint(index);
-    const spells = secrets.map(({ label, from, readAt, sharedAt }, k) => {
+    const spells = secrets.map(({ label, from, readAt, held = [] }, k) => {
       const { replacedAt = 0, signsUntil = 0 } = secrets[k - 1] ?? {};
       const grace = Math.round((signsUntil - replacedAt) / 1000);
       const rotated = k ? ` at ${at(from)}${grace ? ` (grace ${grace}s)` : ''}` : '';
-      const shared = sharedAt ? `, first shared ${at(sharedAt)}` : '';
+      const spans = held.map((span) => `${at(span.from)}–${span.until === undefined ? '' : at(span.until)}`);
+      const shared = spans.length > 0 ? `, held in z.cache ${spans.join(', ')}` : '';
       return `${label}${rotated}${readAt ? `, first read ${at(readAt)}` : ''}${shared}`;
     });
     lines.push(`  endpoint ${index}'s secrets: ${spells.join('; ')}`);

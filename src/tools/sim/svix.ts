@@ -13,10 +13,16 @@ import { keysSigningAt, LIST_LIMIT, listMessages, rotateKeys } from '../../svix/
  * provider's reference library), from a cache of keys that may be up to 30 s old after a rotation.
  */
 
-/** A secret of an endpoint: from, replaced, signing until, a process's first read of it, and when z.cache first held a
- * shared history naming it (all on the world's clock: Svix keeps rotations in its database, whatever its clock does);
- * `label` names it in traces. */
-type Ends = { replacedAt?: number; signsUntil?: number; readAt?: number; sharedAt?: number };
+/** A secret of an endpoint: from, replaced, signing until, a process's first read of it, and the spans in which
+ * z.cache held a shared history naming it, from a write naming it to a write that did not (a write that timed out may
+ * land late, over a newer one). All on the world's clock: Svix keeps rotations in its database, whatever its clock
+ * does; `label` names it in traces. */
+type Ends = {
+  replacedAt?: number;
+  signsUntil?: number;
+  readAt?: number;
+  held?: Array<{ from: number; until?: number }>;
+};
 export type SecretSpell = { key: string; label: string; from: number; endpoint: number } & Ends;
 
 /** A call of the app: a read of the secret, a listing, or a listing's further page (the allowance counts listings). */
@@ -118,14 +124,24 @@ export class SimEndpoint {
   /** Replaced secrets as Svix keeps them: each with the time it stops signing. */
   private replaced = (spells: SecretSpell[]) =>
     spells.flatMap((key) => (key.signsUntil === undefined ? [] : [{ key, expiresAt: key.signsUntil }]));
-  /** When z.cache first held a shared history naming a secret newer than this one (Infinity: none yet). */
-  newerSharedAt(spell: SecretSpell): number {
+  /** Since when z.cache has held, without a break up to `at`, a shared history naming a secret newer than this one
+   * (Infinity: it holds none at `at`). */
+  newerHeldSince(spell: SecretSpell, at: number): number {
     const newer = this.secrets.slice(this.secrets.indexOf(spell) + 1);
-    return Math.min(...newer.map((other) => other.sharedAt ?? Infinity));
+    const since = (span: { from: number; until?: number }) =>
+      span.from <= at && at < (span.until ?? Infinity) ? span.from : Infinity;
+    return Math.min(...newer.flatMap((other) => (other.held ?? []).map(since)));
   }
-  /** A history of this endpoint's secrets was stored in z.cache at `at`: each secret it names is shared from then. */
+  /** A history of this endpoint's secrets was stored in z.cache at `at`, over whatever was there: each secret it names
+   * is held from then, and each it does not name is no longer. */
   shared(json: string, at: number): void {
-    for (const spell of this.secrets) if (json.includes(spell.key)) spell.sharedAt ??= at;
+    for (const spell of this.secrets) {
+      const spans = (spell.held ??= []);
+      const last = spans[spans.length - 1];
+      const holding = last !== undefined && last.until === undefined;
+      if (json.includes(spell.key) && !holding) spans.push({ from: at });
+      else if (!json.includes(spell.key) && last && holding) last.until = at;
+    }
   }
 }
 
@@ -166,8 +182,8 @@ export class SimSvix {
     if (!endpoint) throw new RangeError(`There is no endpoint ${index}.`);
     return endpoint;
   };
-  /** When a process first read a secret newer than this one (Infinity: none yet). */
-  newerSharedAt = (spell: SecretSpell): number => this.endpoint(spell.endpoint).newerSharedAt(spell);
+  /** Since when z.cache has held, without a break up to `at`, a history naming a secret newer than this one. */
+  newerHeldSince = (spell: SecretSpell, at: number): number => this.endpoint(spell.endpoint).newerHeldSince(spell, at);
   /** z.cache stored `json` under `key`: if it is an endpoint's shared history, the secrets it names are shared. */
   stored = (key: string, json: string): void =>
     this.byId.get(key.replace(/^history:/, ''))?.shared(json, this.scheduler.now);

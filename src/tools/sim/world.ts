@@ -239,7 +239,9 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const signedBy = kind === 'too-old' || kind === 'not-a-svix-id' ? [current] : withRevoked ? [revoked] : [];
     // A revoked secret's body takes a real id only once every process must refuse it: until then it may run instead.
     const promised =
-      withRevoked && plan.chance(0.5) && svix.newerSharedAt(revoked) + REVOKED_WITHIN + SECOND < scheduler.now;
+      withRevoked &&
+      plan.chance(0.5) &&
+      svix.newerHeldSince(revoked, scheduler.now) + REVOKED_WITHIN + SECOND < scheduler.now;
     const realId = (tampered || kind === 'replayed-id' || promised) && real;
     const id = kind === 'not-a-svix-id' ? 'msg_not-one-svix-makes' : realId ? realId.id : madeUp;
     const ahead = kind === 'junk' || kind === 'too-old' ? 0 : plan.int(0, setting.forgeAheadSeconds);
