@@ -169,6 +169,7 @@ const REGRESSIONS: Array<[setting: string, seed: number, found: string, sets?: s
   ['edits-long', 575, "a read hung across an outage's end, another endpoint answered: unanswered, not lost"],
   ['junk-recent-windows', 545, 'a listing paid for again kept its failure, and was made at once as its free retry'],
   ['edits-wide', 282, "a history write that timed out landed over the successor's: judged from when z.cache held it"],
+  ['slow-cache', 342, 'the judge took a look its delivery had given up on (z.cache 3 s away) for the process learning'],
   ['junk-recent-windows', 244, '962d0e2: genuine deliveries halted on arrival while junk held the listings: 2 lost'],
   ['junk-recent-windows', 21, '962d0e2: a genuine delivery halted with 25 s to wait for a read: lost'],
   [

@@ -285,7 +285,10 @@ const learntNewerAt = ({ svix, performs }: Judged, { process, life }: PerformRec
   const { secrets, id } = svix.endpoint(spell.endpoint);
   const newer = (other: SecretSpell) =>
     other.endpoint === spell.endpoint && secrets.indexOf(other) > secrets.indexOf(spell);
-  // A look at the shared history that named a newer secret (what a write answered names nothing).
+  // A look at the shared history that named a newer secret (what a write answered names nothing), answered while the
+  // delivery still waited for it: it gives up on a z.cache call after RULES.cacheCallMs, or at its deadline.
+  const heard = (p: PerformRecord, call: CacheCall) =>
+    call.end <= Math.min(call.start + RULES.cacheCallMs, p.start + requestSettings.operationBudgetMs);
   const [key, later] = [historyKey(id), secrets.slice(secrets.indexOf(spell) + 1)];
   const names = (answer: unknown) => {
     const json = typeof answer === 'object' && answer !== null ? JSON.stringify(answer) : '';
@@ -300,7 +303,8 @@ const learntNewerAt = ({ svix, performs }: Judged, { process, life }: PerformRec
     if (kind === 'genuine' && confirmed && signedBy.length > 0 && signedBy.every(newer))
       learns(p.end, 'confirmed a delivery signed by');
     for (const call of p.calls) if (call.kind === 'read' && call.showed && newer(call.showed)) learns(call.end, 'read');
-    for (const call of p.cacheCalls) if (call.key === key && names(call.answer)) learns(call.end, 'looked at');
+    for (const call of p.cacheCalls)
+      if (call.key === key && heard(p, call) && names(call.answer)) learns(call.end, 'looked at');
   }
   return learnt;
 };
