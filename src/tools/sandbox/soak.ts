@@ -193,6 +193,8 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
   }, 50);
+  // Unref'd on purpose: the soak's own sampler must never be what holds its process open, or it would hide a wait of
+  // the app's that fails to (src/index.ts never reaches this file: test/runtime/noUnref.test.ts).
   sampler.unref();
 
   // For every rotation, one read of the secret after it meets a provider fault.

@@ -49,8 +49,10 @@ const startsOf = (calls: SvixCall[], ...kinds: Array<SvixCall['kind']>) =>
 export const judge = (run: Judged): Outcome => {
   const { svix, performs } = run;
   const messages = [...svix.messages.values()];
-  const tally = { lost: 0, unanswered: 0, unclaimed: 0, starved: 0, doubled: 0, forgedRun: 0, revokedRun: 0 };
-  const bound = { junkOverBound: 0 };
+  const tally = {
+    ...{ lost: 0, unanswered: 0, unclaimed: 0, starved: 0 },
+    ...{ doubled: 0, forgedRun: 0, revokedRun: 0, junkOverBound: 0 },
+  };
   const life = { skipped: 0, refusedThroughout: 0, ranWhileOff: 0, zapLife: 0 };
   const traces: string[] = [];
   const trace = (title: string, focus: PerformRecord[], message?: SimMessage) => {
@@ -114,20 +116,14 @@ export const judge = (run: Judged): Outcome => {
     else if (genuine.length > 0 && genuine.every((perform) => starvedByJunk(run, perform))) tally.starved += 1;
     else fail('lost', 1, 'lost', tried, message);
   }
-  bound.junkOverBound = junkPastBound(run, (title, focus) => trace(title, focus));
+  tally.junkOverBound = junkPastBound(run, (title, focus) => trace(title, focus));
   for (const problem of zapLifeProblems(run)) fail('zapLife', 1, problem, []);
   const overMemory = run.processes.flatMap(({ lives }) => lives).filter(({ runtime }) => !withinMemory(runtime));
   if (overMemory.length > 0) trace(`${overMemory.length} runtimes kept memory past the bound`, []);
   const junk = performs.filter((perform) => isJunk(perform.delivery));
   return {
     ...{ setting: run.setting.name, seed: run.seed, events: messages.length, deliveries: performs.length },
-    ...{
-      ...tally,
-      ...bound,
-      ...life,
-      performs: performs.length,
-      cut: performs.filter((p) => p.outcome === 'cut').length,
-    },
+    ...{ ...tally, ...life, performs: performs.length, cut: performs.filter((p) => p.outcome === 'cut').length },
     ...{ overTime: overTime.length, overMemory: overMemory.length },
     ...{ junk: junk.length, junkSvixCalls: callsOf(junk, 'calls'), svixCalls: callsOf(performs, 'calls') },
     ...{ cacheCalls: callsOf(performs, 'cacheCalls'), latency: latencyOf(performs), traces },
@@ -283,17 +279,14 @@ const revocationBroken = (run: Judged, perform: PerformRecord): string | undefin
  * secrets alone. */
 const learntNewerAt = ({ svix, performs }: Judged, { process, life }: PerformRecord, spell: SecretSpell) => {
   const { secrets, id } = svix.endpoint(spell.endpoint);
-  const newer = (other: SecretSpell) =>
-    other.endpoint === spell.endpoint && secrets.indexOf(other) > secrets.indexOf(spell);
+  const later = secrets.slice(secrets.indexOf(spell) + 1);
+  const newer = (other: SecretSpell) => later.includes(other);
   // A look at the shared history that named a newer secret (what a write answered names nothing), answered while the
   // delivery still waited for it: it gives up on a z.cache call after RULES.cacheCallMs, or at its deadline.
+  const key = historyKey(id);
   const heard = (p: PerformRecord, call: CacheCall) =>
     call.end <= Math.min(call.start + RULES.cacheCallMs, p.start + requestSettings.operationBudgetMs);
-  const [key, later] = [historyKey(id), secrets.slice(secrets.indexOf(spell) + 1)];
-  const names = (answer: unknown) => {
-    const json = typeof answer === 'object' && answer !== null ? JSON.stringify(answer) : '';
-    return later.some((other) => json.includes(other.key));
-  };
+  const names = (answer: unknown) => later.some((other) => (JSON.stringify(answer) ?? '').includes(other.key));
   let learnt = { at: Infinity, how: '' };
   const learns = (at: number, how: string) => void (at < learnt.at && (learnt = { at, how }));
   for (const p of performs) {

@@ -139,8 +139,9 @@ export class SimEndpoint {
       const spans = (spell.held ??= []);
       const last = spans[spans.length - 1];
       const holding = last !== undefined && last.until === undefined;
-      if (json.includes(spell.key) && !holding) spans.push({ from: at });
-      else if (!json.includes(spell.key) && last && holding) last.until = at;
+      const named = json.includes(spell.key);
+      if (named && !holding) spans.push({ from: at });
+      if (!named && holding) last.until = at;
     }
   }
 }
@@ -184,9 +185,6 @@ export class SimSvix {
   };
   /** Since when z.cache has held, without a break up to `at`, a history naming a secret newer than this one. */
   newerHeldSince = (spell: SecretSpell, at: number): number => this.endpoint(spell.endpoint).newerHeldSince(spell, at);
-  /** z.cache stored `json` under `key`: if it is an endpoint's shared history, the secrets it names are shared. */
-  stored = (key: string, json: string): void =>
-    this.byId.get(key.replace(/^history:/, ''))?.shared(json, this.scheduler.now);
   /** The endpoint by id or uid, unless deleted. */
   find = (idOrUid: string): SimEndpoint | undefined =>
     this.byId.get(idOrUid) ?? this.endpoints.find((each) => !each.record.deleted && each.record.uid === idOrUid);

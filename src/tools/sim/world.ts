@@ -4,6 +4,7 @@ import { LIMITS, Runtime } from '../../delivery/runtime';
 import { clockOf } from '../../zapier/clock';
 import type { Io } from '../../zapier/io';
 import { operationsFor } from '../../triggers/auctionStatusChanged';
+import { historyKey } from '../../delivery/driver';
 import { SimCache } from './cache';
 import { judge } from './oracle';
 import { FORGERIES, PROCESS_SKEW, REVOKED_WITHIN, T0 } from './vocabulary';
@@ -68,7 +69,9 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     historyFaults: setting.historyFaults,
     slowMs: setting.cacheLatencyMs,
     throttledSet: setting.throttledSetAnswer === 'false' ? false : null,
-    stored: (key: string, json: string) => svix.stored(key, json),
+    // A shared history of an endpoint's secrets stored: the judge times the sharing of each secret by it.
+    stored: (key: string, json: string) =>
+      svix.endpoints.find((endpoint) => historyKey(endpoint.id) === key)?.shared(json, scheduler.now),
   } as const;
   const cache = new SimCache(scheduler, faultRandom.fork(), cacheOptions);
   const rules = rulesOf(setting.rules);
@@ -325,6 +328,8 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
       .then(next);
   };
 
+  /** The Zaps with an edit under way. */
+  const editingZaps = new Set<number>();
   /**
    * A Zap edited while on, as Zapier may run it: its new version subscribed first or its old one unsubscribed first,
    * the second call up to `editGapMs` after the first answered (most soon after), at the same target URL or a new one
@@ -345,8 +350,6 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
       else turnOff(zap, old, () => scheduler.after(gap, () => turnOn(zap, hook, done)));
     });
   };
-  /** The Zaps with an edit under way. */
-  const editingZaps = new Set<number>();
 
   // The plan: events at random (exponential waits), rotations among them, junk after each, processes gone cold.
   const meanWait = setting.hours > 0 ? (setting.hours * HOUR) / setting.events : SECOND / setting.perSecond;
