@@ -26,14 +26,24 @@ export const SVIX_CLOCK_ALLOWANCE_MS = 5 * MINUTE;
 /** How long a run is remembered (a claim's life): Svix retries a message for about 33 hours, and a person may ask it
  * to resend one for days. An event older than this is not run again. */
 export const REMEMBER_RUNS_MS = 7 * DAY;
-/** The furthest back "Run Events Missed While Off" surely reaches: a Zap's parked endpoint keeps what Svix made while
- * it was off in Svix's retry schedule, which retries a message for 27.6 hours, 22 at the least (its jitter, -20%).
+/** The least that "Run Events Missed While Off" reaches back: a Zap's parked endpoint holds what Svix made while it
+ * was off in Svix's retry schedule, which retries a message for 27.6 hours, 22 at the least (its jitter, -20%).
  * Nothing is asked of Svix again: a resend it makes once could be lost. */
 export const CATCH_UP_REACH_MS = 22 * HOUR;
-/** A Zap turned off and on again within this long runs what was made between, as an edit does: Zapier runs an edit
- * of a Zap that is on as an unsubscribe and a subscribe, in an order and at a distance no source gives, and the two
- * cannot be told from a person's off and on. */
-export const EDIT_GAP_MS = HOUR;
+/** A Zap turned off and on again within this long runs what was made between, as an edit does: Zapier publishes an
+ * edit of a Zap that is on as an unsubscribe and a subscribe, in an order and at a distance no source gives, and the
+ * two cannot be told from a person's quick off and on. Past it, the person's pause wins: off means off. A product
+ * decision, not a published figure: 2 minutes, so that what an edit held reaches Zapier at Svix's third attempt
+ * (5 s, then 5 minutes less its 20% jitter: 4 minutes after it was made), with a minute for Zapier to serve the new
+ * version and Svix's 30 s endpoint cache, at most about 6 minutes after it was made. */
+export const EDIT_GRACE_MS = 2 * MINUTE;
+/** How often one process sweeps a Consumer App from deliveries and dropdowns (turning a Zap on or off, Test trigger
+ * and the connection test always do): what no Zap will use again goes, and a delivery makes Svix calls at most this
+ * often. */
+export const SWEEP_EVERY_MS = 10 * MINUTE;
+/** How long z.cache keeps a Zap's marks (its last subscribe and unsubscribe, zap/policy.ts): past Svix disabling an
+ * endpoint that failed for 5 days, after which no mark can change anything. */
+export const ZAP_MARKS_KEPT_MS = 7 * DAY;
 /** What the Zaps of one Consumer App share, messages a second: under Zapier's 30 a hook, with room for Svix's pacing
  * letting a few percent more through. */
 export const PACE_PER_SECOND = 25;

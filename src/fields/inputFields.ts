@@ -1,4 +1,4 @@
-import { CATCH_UP_REACH_MS, EDIT_GAP_MS, inWords } from '../limits';
+import { CATCH_UP_REACH_MS, EDIT_GRACE_MS, inWords } from '../limits';
 import { FILTER_LABELS } from './filters';
 
 /** The options of Auction Status Changed, as the Zap editor shows them (their dropdowns are the hidden triggers). */
@@ -25,9 +25,9 @@ export const auctionStatusChangedInputFields = (dropdowns: { statuses: string; a
     label: FILTER_LABELS.skipOutdated,
     type: 'boolean' as const,
     required: false,
-    default: 'false',
+    default: 'true',
     helpText:
-      "For Zaps that keep another system in sync: events can arrive late and out of order, so an auction's earlier status could arrive after a newer one and undo it. Choose **Yes** to skip an event that happened before the newest one this Zap has already run for the same auction. Leave it at **No** to run the Zap for every event, in the order they arrive.",
+      "Events can arrive late and out of order (after an edit of the Zap, or when it runs events missed while off), so an auction's earlier status could arrive after a newer one. Leave it at **Yes** to skip an event that happened before the newest one this Zap has already run for the same auction, so the Zap never goes backwards. Choose **No** to run the Zap for every event, in the order they arrive.",
   },
   {
     key: 'catchUp',
@@ -35,7 +35,7 @@ export const auctionStatusChangedInputFields = (dropdowns: { statuses: string; a
     type: 'boolean' as const,
     required: false,
     default: 'false',
-    helpText: `Choose **Yes** to also run the Zap, when you turn it on again, for the auction events sent while it was off (those of the last ${inWords(CATCH_UP_REACH_MS)}), each once. Leave it at **No** to start from new events, as Zaps usually do; a Zap off for less than ${inWords(EDIT_GAP_MS)} runs them anyway, as Zapier may turn a Zap off and on to publish an edit.`,
+    helpText: `Choose **Yes**, before you turn the Zap off, to run it when you turn it on again for the auction events sent while it was off that Svix still holds (at least those of the last ${inWords(CATCH_UP_REACH_MS)}), each once. They arrive over the following hours, as Svix retries them, not at once. Leave it at **No** to start from new events when you turn the Zap on, as Zaps usually do; an off of under ${inWords(EDIT_GRACE_MS)} runs them anyway, as Zapier turns a Zap off and on to publish an edit.`,
   },
   {
     key: 'showSkipped',

@@ -14,8 +14,7 @@ export const RawRequest = t.intersection(
  * What performSubscribe returned, as Zapier stores it for this Zap: the endpoint's id and signing secret, when the
  * secret was known to be current, whether the platform's cache honours `nx` (when the subscribe learnt it), the
  * Zap's scope (its runs are claimed under it; a subscribe before there was one: the endpoint's id), since when it
- * has run events, the generation of the Zap's endpoint it pointed, and the windows of time it was off whose messages
- * it skips (src/zap/policy.ts).
+ * has run events, the generation of the Zap's endpoint it pointed (src/zap/policy.ts).
  */
 export const SubscribeData = t.intersection(
   [
@@ -27,8 +26,6 @@ export const SubscribeData = t.intersection(
       on: t.number,
       /** The generation of the Zap's endpoint this subscription pointed it at (zap/policy.ts). */
       gen: t.number,
-      /** Messages made in these windows (Svix's clock) were made while the Zap was off, and are skipped. */
-      skip: t.array(t.type({ from: t.number, until: t.number })),
     }),
   ],
   'SubscribeData',
@@ -37,8 +34,3 @@ export type SubscribeData = t.TypeOf<typeof SubscribeData>;
 
 /** Under what a subscription's runs are claimed: its Zap's scope, or its endpoint's id for one made before scopes. */
 export const claimScopeOf = (subscription: SubscribeData): string => subscription.zap ?? subscription.id;
-
-/** Whether a message made at `createdAt` (Svix's clock) was made while the Zap was off, in what its subscription
- * skips (src/zap/policy.ts decides the windows). */
-export const isSkipped = (skips: SubscribeData['skip'], createdAt: number | undefined): boolean =>
-  createdAt !== undefined && (skips ?? []).some((skip) => skip.from <= createdAt && createdAt < skip.until);

@@ -27,7 +27,7 @@ import {
   unreadableFilter,
   type DeliveryRefusal,
 } from '../messages';
-import { claimScopeOf, isSkipped, RawRequest, SubscribeData } from '../models/inbound';
+import { claimScopeOf, RawRequest, SubscribeData } from '../models/inbound';
 import { connectionScope } from '../svix/connection';
 import { isMessageId } from '../svix/ids';
 import { timeOfProviderId } from '../svix/ksuid';
@@ -38,7 +38,7 @@ import { checkZapEndpoint } from '../zap/endpoint';
 import type * as ZapLife from '../zap/life';
 import { recentAuctioneers, recentStatuses } from './choices';
 import { passesFilters, readFilters, skippedBy, type Filters, type Skipped } from '../fields/filters';
-import { isOutdated, recordNewest } from './outdated';
+import { newestRun, recordNewest } from './outdated';
 import { recentEvents } from './recentEvents';
 
 /** Auction Status Changed: subscribe, unsubscribe, a delivery's perform, and Test trigger, for one runtime. */
@@ -55,6 +55,15 @@ const refuse = (io: Pick<Io, 'errors'>, why: DeliveryRefusal): never => halt(io,
 export type DeliveryBundle = Pick<Bundle, 'authData' | 'inputData' | 'rawRequest' | 'subscribeData'>;
 
 export const operationsFor = (runtime: Runtime) => {
+  /** When this process last swept each Consumer App (zap/life.ts, sweepNowAndThen). */
+  const swept = new Map<string, number>();
+  const sweepDue = (callerFor: () => Caller): boolean => {
+    try {
+      return life().sweepDue(callerFor(), runtime.clock, swept);
+    } catch {
+      return false; // a connection it cannot read: its run said so
+    }
+  };
   // On the ports they run on: Zapier's z, or the simulation's (a Zap's life there is this code's, too).
   const performSubscribe = (z: ZObject | Io, bundle: ZapLife.ZapBundle) =>
     life().subscribeZap(z, bundle, runtime.clock);
@@ -78,8 +87,6 @@ export const operationsFor = (runtime: Runtime) => {
     if (!envelope.ok) return refuse(io, envelope.refusal);
     const { id, timestamp, signature, seconds } = envelope;
     const createdAt = isMessageId(id) ? timeOfProviderId(id) : undefined;
-    // Made while the Zap was off, and not asked for (zap/policy.ts): nothing to run, nothing to check.
-    if (isSkipped(zap.right.skip, createdAt)) return [];
     const occurredAtMs = eventTimeOf(createdAt, seconds * 1000);
     if (isTooOldToRemember(occurredAtMs, arrivedAt)) return refuse(io, 'event-too-old');
     const { checkedAt = 0, secret, on } = zap.right;
@@ -103,7 +110,13 @@ export const operationsFor = (runtime: Runtime) => {
       return runOnce(io, bundle, zap.right, { ...payload, messageId: id, occurredAtMs, deadline });
     };
     const verdict = verify(runtime, io, callerFor, sub, delivery);
-    return verdict instanceof Promise ? verdict.then(decoded) : decoded(verdict);
+    const items = verdict instanceof Promise ? verdict.then(decoded) : decoded(verdict);
+    // Now and then, once its own work is done, a delivery sweeps the Consumer App of what no Zap will use again.
+    if (!sweepDue(callerFor)) return items;
+    return Promise.resolve(items).then(async (ran) => {
+      await life().sweepNowAndThen(callerFor(), runtime.clock, swept);
+      return ran;
+    });
   };
 
   // Not async: the usual delivery makes no promise beyond its claim's; core runs it inside a promise.
@@ -134,12 +147,15 @@ export const operationsFor = (runtime: Runtime) => {
     if (!filters.skipOutdated) return claim((claimed) => (claimed ? [item] : []));
     const bounded = withinDeadline(runtime.clock, io, event.deadline); // as the claim's and the machine's calls do
     return (async () => {
-      // Skipped as outdated, it is claimed all the same: an edit that turns the option off does not run it when
-      // Svix sends it again.
-      if (await isOutdated(bounded, scope, item.auctionUuid, event.occurredAtMs))
-        return claim((claimed) => skip('skipOutdated', claimed));
-      if (!(await claim((claimed) => claimed))) return [];
-      await recordNewest(bounded, scope, item.auctionUuid, event.occurredAtMs);
+      // The auction's newest run read beside the claim. Skipped as outdated, it is claimed all the same: an edit
+      // that turns the option off does not run it when Svix sends it again.
+      const [newest, claimed] = await Promise.all([
+        newestRun(bounded, scope, item.auctionUuid),
+        Promise.resolve(claim((won) => won)),
+      ]);
+      if (claimed && newest > event.occurredAtMs) return skip('skipOutdated', true);
+      if (!claimed) return [];
+      await recordNewest(bounded, scope, item.auctionUuid, event.occurredAtMs, newest);
       return [item];
     })();
   };
@@ -157,7 +173,9 @@ export const operationsFor = (runtime: Runtime) => {
    */
   const performList = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {
     const filters = filtersOf(z, bundle);
-    await checkZapEndpoint(callerOf(z, bundle, 'zap-editor'), bundle.subscribeData, bundle.targetUrl);
+    const caller = callerOf(z, bundle, 'zap-editor');
+    await checkZapEndpoint(caller, bundle.subscribeData, bundle.targetUrl);
+    await life().sweep(caller, runtime.clock);
     const { items, firstProblem } = await recentEvents(z, bundle);
     if (items.length === 0 && firstProblem !== undefined) throw new z.errors.Error(firstProblem, 'InvalidPayload', 400);
     return items.filter((item) => passesFilters(item, filters));

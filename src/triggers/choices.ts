@@ -1,6 +1,9 @@
 import { defineTrigger, type Bundle, type ZObject } from 'zapier-platform-core';
 import { auctioneerChoices, statusChoices, type Choice } from '../fields/choices';
 import { recentEvents } from './recentEvents';
+import { callerOf } from '../svix/client';
+import { nodeClock } from '../zapier/clock';
+import type * as ZapLife from '../zap/life';
 
 /**
  * Hidden triggers that feed the Auction Status Changed trigger's dropdowns:
@@ -12,11 +15,19 @@ import { recentEvents } from './recentEvents';
 /** Enough events to find every status and auctioneer in use, within one provider page. */
 const CHOICES_LIMIT = 250;
 
-const listStatuses = async (z: ZObject, bundle: Bundle): Promise<Choice[]> =>
-  statusChoices((await recentEvents(z, bundle, CHOICES_LIMIT)).items);
+/** When this process last swept each Consumer App: a dropdown sweeps it now and then (zap/life.ts). */
+const swept = new Map<string, number>();
+const recent = async (z: ZObject, bundle: Bundle) => {
+  const events = await recentEvents(z, bundle, CHOICES_LIMIT);
+  const life: typeof ZapLife = require('../zap/life');
+  await life.sweepNowAndThen(callerOf(z, bundle, 'zap-editor'), nodeClock, swept);
+  return events.items;
+};
+
+const listStatuses = async (z: ZObject, bundle: Bundle): Promise<Choice[]> => statusChoices(await recent(z, bundle));
 
 const listAuctioneers = async (z: ZObject, bundle: Bundle): Promise<Choice[]> =>
-  auctioneerChoices((await recentEvents(z, bundle, CHOICES_LIMIT)).items);
+  auctioneerChoices(await recent(z, bundle));
 
 export const choiceOperations = { listStatuses, listAuctioneers };
 

@@ -6,7 +6,7 @@ import { CLAIM_TTL_SECONDS } from '../delivery/claim';
 
 /**
  * "Skip Outdated Events": Svix does not keep deliveries in order, so a late retry of an earlier status can arrive
- * after a newer one. With the field on, the Zap keeps in z.cache, per auction, when the newest event it ran for
+ * after a newer one. With the field on (its default), the Zap keeps in z.cache, per auction, when the newest event it ran for
  * happened (scoped and kept as its claims are), and does not run one that happened before. Two runs already in
  * flight can still finish out of order (the check and the record are two steps); the record never moves back.
  */
@@ -18,19 +18,20 @@ type Cache = Pick<Io, 'cache'>;
 export const newestKey = (scope: string, auctionUuid: string): string =>
   `newest:${scope}:${createHash('sha256').update(auctionUuid, 'utf8').digest('base64url').slice(0, 32)}`;
 
-/** When the newest event this Zap ran for happened; a cache that cannot answer says none. */
-const newest = async (io: Cache, key: string): Promise<number | undefined> => {
-  const stored = Newest.decode(await io.cache.get(key).catch(() => undefined));
-  return isRight(stored) ? stored.right.at : undefined;
+/** When the newest event this Zap ran for of this auction happened; a cache that cannot answer says none. */
+export const newestRun = async (io: Cache, scope: string, auctionUuid: string): Promise<number> => {
+  const stored = Newest.decode(await io.cache.get(newestKey(scope, auctionUuid)).catch(() => undefined));
+  return isRight(stored) ? stored.right.at : -Infinity;
 };
 
-/** True when this Zap has run for a newer event of the same auction. */
-export const isOutdated = async (io: Cache, scope: string, auctionUuid: string, at: number): Promise<boolean> =>
-  ((await newest(io, newestKey(scope, auctionUuid))) ?? -Infinity) > at;
-
-/** Records the event the Zap just ran for as the auction's newest, unless a run overlapping it recorded a newer. */
-export const recordNewest = async (io: Cache, scope: string, auctionUuid: string, at: number): Promise<void> => {
-  const key = newestKey(scope, auctionUuid);
-  if (((await newest(io, key)) ?? -Infinity) >= at) return;
-  await io.cache.set(key, { at }, CLAIM_TTL_SECONDS, false).catch(() => undefined);
+/** Records the event the Zap just ran for as the auction's newest, unless the newest it read was as new. */
+export const recordNewest = async (
+  io: Cache,
+  scope: string,
+  auctionUuid: string,
+  at: number,
+  newest: number,
+): Promise<void> => {
+  if (newest >= at) return;
+  await io.cache.set(newestKey(scope, auctionUuid), { at }, CLAIM_TTL_SECONDS, false).catch(() => undefined);
 };

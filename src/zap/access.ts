@@ -1,11 +1,11 @@
-import { isRight } from 'fp-ts/Either';
 import { appNotFound } from '../svix/api';
-import { EventTypeOut, ListResponseEndpointOut, type EndpointOut } from '../svix/codecs';
+import { EventTypeOut } from '../svix/codecs';
 import { EVENT_TYPE_ACTIONS, EVENT_TYPE_NAME } from '../svix/eventType';
-import { isIntegrationKey, isZapEndpoint } from '../svix/ids';
+import { isIntegrationKey } from '../svix/ids';
 import { callProvider, decodeAnswer, type Caller } from '../svix/client';
 import { EVENT_TYPE_ARCHIVED } from './endpoint';
-import { metadataOf } from './policy';
+import { nodeClock } from '../zapier/clock';
+import { sweep } from './life';
 
 /**
  * What the connection test checks beyond reading the Consumer App: that the
@@ -27,19 +27,6 @@ export const ACCESS_MESSAGES = {
   eventTypeArchived: EVENT_TYPE_ARCHIVED,
 };
 
-/**
- * What a person reads when Svix disabled a Zap's endpoint (after its deliveries failed for days): the Zap, by the
- * name its endpoint gives it where it does, turned off and on again re-enables it (its subscribe does).
- */
-export const disabledZapMessage = (zap: string | undefined): string =>
-  zap === undefined
-    ? 'Turn off and on again the Zap on Auction Status Changed that stopped running: Svix disabled its endpoint after deliveries failed for days (if the Zap is gone, ask whoever set up your Consumer App to delete it).'
-    : `Turn the Zap ${zap.length > 62 ? `${zap.slice(0, 60)}…"` : zap} off and on again: Svix disabled its endpoint after deliveries failed for days (if the Zap is gone, have whoever set up your Consumer App delete it).`;
-
-/** The Zap an endpoint serves, as its description names it (`Zap "name"` or `Zap 417`), if it does. */
-const zapOf = (endpoint: EndpointOut): string | undefined =>
-  /\(Zap ("[^"\n]{1,80}"|[A-Za-z0-9_-]{1,40})\)/.exec(endpoint.description ?? '')?.[1];
-
 /** What each check does, as a phrase in the messages a person reads. */
 export const ACCESS_ACTIONS = {
   endpoints: "reading your Consumer App's endpoints",
@@ -56,7 +43,7 @@ const mayRegisterEventTypes = (apiKey: string): boolean => !isIntegrationKey(api
  * Checks, all at once, that the key may list the Consumer App's endpoints and
  * messages, and read the event type (or register it, when it is missing, and
  * un-archive it, when archived). Throws a plain error naming the first thing
- * it may not do; then one naming a Zap whose endpoint Svix disabled.
+ * it may not do. Then sweeps the Consumer App (zap/life.ts).
  */
 export const checkAccess = async (caller: Caller): Promise<void> => {
   const app = `/api/v1/app/${encodeURIComponent(caller.connection.appId)}`;
@@ -107,11 +94,7 @@ export const checkAccess = async (caller: Caller): Promise<void> => {
     if (read.archived === true)
       throw new caller.io.errors.Error(ACCESS_MESSAGES.eventTypeArchived, 'EventTypeArchived', 400);
   }
-  const endpoints = ListResponseEndpointOut.decode(answers[0]?.body);
-  const listed = isRight(endpoints) ? endpoints.right.data : [];
-  // Endpoints of Zaps that are on (not parked while their Zap is off) that Svix has disabled.
-  const [disabled] = listed.filter(
-    (endpoint) => endpoint.disabled === true && isZapEndpoint(endpoint) && metadataOf(endpoint)?.parked === undefined,
-  );
-  if (disabled) throw new caller.io.errors.Error(disabledZapMessage(zapOf(disabled)), 'EndpointDisabled', 400);
+  // What no Zap will use again goes. An endpoint Svix disabled is no reason to refuse the connection: its Zap may be
+  // off or gone, and a Zap that is on says so at its own Test trigger (zap/endpoint.ts).
+  await sweep(caller, nodeClock);
 };

@@ -7,7 +7,7 @@ import { CREATE_ENDPOINT, createEndpoint, findEndpoint, newEndpointSecret, trans
 import { EVENT_TYPE_NAME, ensureEventType } from '../svix/eventType';
 import { describeStatus, invalidFields } from '../svix/failures';
 import { endpointUid, isEndpointId } from '../svix/ids';
-import { PACE_PER_SECOND } from '../limits';
+import { EDIT_GRACE_MS, inWords, PACE_PER_SECOND } from '../limits';
 
 /** The endpoint a Zap adds to the Consumer App when it is turned on. */
 
@@ -52,7 +52,7 @@ export const endpointDescription = (zap: ZapMeta = {}): string => {
     .trim()
     .slice(0, 80);
   const which = name !== '' ? ` (Zap "${name}")` : zap.id !== undefined ? ` (Zap ${String(zap.id).slice(0, 40)})` : '';
-  return `Zapier: Auction Status Changed${which}. Added when the Zap was turned on; kept while it is off (Svix holds its events), then removed.`;
+  return `Zapier: Auction Status Changed${which}. Added when the Zap was turned on. While the Zap is off, it points at parked.invalid and fails on purpose; removed ${inWords(EDIT_GRACE_MS)} after, unless the Zap runs events missed while off.`;
 };
 
 /** The event type is missing, and this connection's key may not register it. */

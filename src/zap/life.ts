@@ -1,4 +1,5 @@
 import { isRight } from 'fp-ts/Either';
+import type * as t from 'io-ts';
 import type { Bundle, ZObject } from 'zapier-platform-core';
 import type { Clock } from '../zapier/clock';
 import { readFilters } from '../fields/filters';
@@ -18,37 +19,34 @@ import type { EndpointOut } from '../svix/codecs';
 import { describeStatus } from '../svix/failures';
 import { callerOf, type Caller } from '../svix/client';
 import { isEndpointId } from '../svix/ids';
-import { probeNx } from '../zapier/cache';
+import { probeNx, withinDeadline } from '../zapier/cache';
 import { raise, type Io } from '../zapier/io';
-import { PACE_PER_SECOND } from '../limits';
+import { EDIT_GRACE_MS, inWords, PACE_PER_SECOND, SWEEP_EVERY_MS, ZAP_MARKS_KEPT_MS } from '../limits';
 import { createZapEndpoint, endpointDescription, ZapMeta } from './endpoint';
 import {
   encodeMetadata,
   isOneZapEndpoint,
   metadataOf,
-  PARKED_FOR_MS,
+  namesZap,
+  OffMark,
+  onSubscribe,
+  onSweep,
+  onUnsubscribe,
+  OnMark,
+  paceOf,
   parkedUrlOf,
-  skipOf,
-  skipsOf,
-  tidyOf,
   zapScopeOf,
   zapUidOf,
-  type Skip,
+  type Found,
+  type Marks,
+  type OnSweep,
   type ZapEndpointMetadata,
 } from './policy';
 
 /**
- * A Zap's life as Zapier runs it: turned on (performSubscribe), off (performUnsubscribe), and edited while on, by
- * the rules of zap/policy.ts. Zapier documents that it subscribes when a Zap is turned on and unsubscribes when it is
- * turned off or deleted, with a new target URL for each activation; how it runs an edit (which call first, how far
- * apart, the same URL or a new one) it does not (docs/zapier-fidelity.md), so every order is safe:
- * - Subscribe first: the Zap's one endpoint is pointed at the new URL, and what Svix was retrying goes there; the
- *   old version's unsubscribe, of an older generation, changes nothing.
- * - Unsubscribe first: the endpoint is parked, and Svix holds every message in its retry schedule until the new
- *   version's subscribe points it at Zapier again. Nothing is sent once: a new hook Zapier does not yet serve is
- *   retried by Svix's schedule like any failed attempt.
- * Each subscribe and unsubscribe then lists the Consumer App's endpoints: it paces the live ones to share 25 a
- * second, and deletes those parked longer than Svix retries anything.
+ * A Zap's life as Zapier runs it: turned on (performSubscribe), off (performUnsubscribe), edited while on (the two,
+ * in either order), and a sweep of the Consumer App after each, by the rules of zap/policy.ts. Every Svix call is
+ * tried again after a failure of a moment; what Svix still fails, z.cache's marks let the next operation make good.
  */
 
 /** What a subscribe and an unsubscribe read of the bundle Zapier hands them. */
@@ -62,19 +60,11 @@ const zapMetaOf = (bundle: ZapBundle): ZapMeta | undefined => {
   return isRight(meta) ? meta.right : undefined;
 };
 
-/** A subscribe that finds its endpoint parked longer than this makes a new one: an unsubscribe of another Zap may be
- * deleting it (it deletes those parked an hour longer), and what it held is past Svix's retries. */
-const UNPARK_WITHIN_MS = PARKED_FOR_MS;
-const SWEEP_AFTER_MS = PARKED_FOR_MS + 60 * 60_000;
-
 /** Svix had the Zap's endpoint, then did not, twice over: something else is removing it at this very moment. */
 const ENDPOINT_RACED =
-  'Turn the Zap on again in a minute: its endpoint in Svix was being removed while the Zap was turned on.';
+  'Turn the Zap on again in a minute: its link to Svix was being removed while the Zap was turned on.';
 
-/** Where the Zap's endpoint now points, and what the subscription keeps of it. */
-type Pointed = { id: string; secret: string; gen: number; on: number; skip?: Skip[] };
-
-/** A Zap turned on (performSubscribe): its one endpoint, made or pointed at this subscription, paced with the others. */
+/** A Zap turned on (performSubscribe): its one endpoint made, or pointed at this subscription, by policy.onSubscribe. */
 export const subscribeZap = async (z: ZObject | Io, bundle: ZapBundle, clock: Clock): Promise<SubscribeData> => {
   const now = clock.now();
   const caller = callerOf(z, bundle, 'zap-editor', now, clock.now);
@@ -83,80 +73,83 @@ export const subscribeZap = async (z: ZObject | Io, bundle: ZapBundle, clock: Cl
   const meta = zapMetaOf(bundle);
   const scope = zapScopeOf(meta, targetUrl);
   const filters = readFilters(bundle.inputData);
-  const zap = { caller, clock, url: targetUrl, scope, meta, now, asked: filters.ok && filters.filters.catchUp };
+  // Run Missed needs the Zap named: a Zap known only by its target URL is another one each time it is turned on.
+  const keep = filters.ok && filters.filters.catchUp && namesZap(scope);
+  const zap: ZapOn = { caller, clock, url: targetUrl, scope, meta, now, keep };
   const pointed = await pointZapEndpoint(zap);
-  // A listing after the change: the Zaps' pace, leftovers gone, and this endpoint as this subscribe left it (an
-  // unsubscribe of the Zap's older version at the same moment may have parked it after this read it).
-  const listed = await tidy(caller, clock);
+  await writeMark(caller, clock, 'on', zapUidOf(scope), { id: pointed.id, gen: pointed.gen, url: targetUrl });
+  // A listing after the change: the pace, leftovers gone, and this endpoint as this subscribe left it (an unsubscribe
+  // of the Zap's older version at the same moment may have parked it after this pointed it).
+  const listed = await sweep(caller, clock);
   const own = listed?.find((endpoint) => endpoint.id === pointed.id);
   const kept = own && metadataOf(own);
   if (own && (own.url !== targetUrl || kept?.gen !== pointed.gen || kept.parked !== undefined))
-    await change(
-      caller,
-      own.id,
-      pointing(zap, { ...pointed, skip: kept?.skip ?? pointed.skip }),
-      ACTIONS.pointEndpoint,
-    );
+    await again(caller, clock, () => change(caller, own.id, pointing(zap, pointed), ACTIONS.pointEndpoint));
   // Learnt once here, so that deliveries claim a message in one round trip.
   const cacheHonoursNx = await probeNx(caller.io);
-  const { id, secret, gen, on, skip } = pointed;
+  const { id, secret, gen, on } = pointed;
   return {
     ...{ id, secret, checkedAt: now, zap: scope, on, gen },
-    ...(skip === undefined || skip.length === 0 ? {} : { skip }),
     ...(cacheHonoursNx === undefined ? {} : { cacheHonoursNx }),
   };
 };
 
 type ZapOn = { caller: Caller; clock: Clock; url: string; scope: string; meta: ZapMeta | undefined } & {
   now: number;
-  asked: boolean;
+  keep: boolean;
 };
+/** Where the Zap's endpoint now points, and what the subscription keeps of it. */
+type Pointed = { id: string; secret: string; gen: number; on: number };
 
 /** What pointing the endpoint at a subscription changes: its URL, enabled (Svix may have disabled it), its label. */
-const pointing = (zap: ZapOn, pointed: Pick<Pointed, 'gen' | 'on' | 'skip'>): EndpointChange => ({
+const pointing = (zap: ZapOn, pointed: Pick<Pointed, 'gen' | 'on'>): EndpointChange => ({
   url: zap.url,
   disabled: false,
   description: endpointDescription(zap.meta),
-  metadata: encodeMetadata({ zap: zap.scope, gen: pointed.gen, on: pointed.on, skip: pointed.skip }),
+  metadata: encodeMetadata({ zap: zap.scope, gen: pointed.gen, on: pointed.on, ...(zap.keep ? { keep: '1' } : {}) }),
 });
 
-/**
- * Makes the Zap's endpoint (one Svix call), or points the one it has at this subscription: a new generation, its
- * secret read, and what was made while it was parked skipped where the policy says. One parked too long is made
- * anew, as is one deleted while this ran.
- */
+/** Makes the Zap's endpoint, or points the one it has at this subscription, or replaces it (policy.onSubscribe). */
 const pointZapEndpoint = async (zap: ZapOn): Promise<Pointed> => {
-  const { caller, now } = zap;
+  const { caller, clock, now } = zap;
   const uid = zapUidOf(zap.scope);
+  const marks = await readMarks(caller, clock, uid);
   for (let attempt = 1; ; attempt += 1) {
-    const fresh = { zap: zap.scope, gen: 1, on: now };
-    const created = await createZapEndpoint(caller, {
-      ...{ url: zap.url, uid, meta: zap.meta, metadata: encodeMetadata(fresh), rate: PACE_PER_SECOND },
-    });
-    if (created.kind === 'created') return { id: created.id, secret: created.secret, gen: 1, on: now };
-    // Each call tried again after a failure of a moment: a Zap that fails to turn on is the person's to retry.
-    const again = <T>(call: () => Promise<T>) => withRetries(caller, zap.clock, call);
-    const found = await again(() => findEndpoint(caller, uid));
-    const kept: Partial<ZapEndpointMetadata> = (found && metadataOf(found)) ?? {};
-    const stale = kept.parked !== undefined && now - kept.parked > UNPARK_WITHIN_MS;
-    if (found && stale) await deleteEndpoint(caller, found.id);
-    if (found && !stale) {
-      const gen = (kept.gen ?? 0) + 1;
-      // What it was off for is skipped, where the policy says: kept with the endpoint (this clock's bound, safe
-      // either way) for later subscriptions, as Svix may still be retrying those messages then.
-      const skipping = skipOf({ parked: kept.parked, now, asked: zap.asked });
-      const on = skipping ? now : (kept.on ?? now);
-      const keeps = { gen, on, skip: skipsOf(kept.skip, now, skipping) };
-      const { status, at } = await again(() => change(caller, found.id, pointing(zap, keeps), ACTIONS.pointEndpoint));
-      const skip = skipsOf(kept.skip, now, skipOf({ parked: kept.parked, now, asked: zap.asked, svixAt: at }));
-      if (status !== 404) {
-        const secret = await again(() => getEndpointSecret(caller, found.id));
-        return { id: found.id, secret, gen, on, skip };
-      }
+    const found = await again(caller, clock, () => findEndpoint(caller, uid));
+    const state = found && foundOf(found);
+    const decision = onSubscribe(state, marks, now, zap.keep);
+    const gen = Math.max(state?.metadata.gen ?? 0, marks.on?.gen ?? 0) + 1;
+    if (found && decision === 'replace') {
+      await again(caller, clock, () => deleteEndpoint(caller, found.id));
+      caller.io.log(`This Zap was off for over ${inWords(EDIT_GRACE_MS)}: what Svix held for it is not run.`);
     }
-    // Deleted between the calls (as a stale one is): made anew, once.
+    if (found && state && decision === 'point') {
+      // An edit, or a Zap off briefly or with Run Missed: what it held keeps its time of the Zap being on.
+      const on = state.metadata.on;
+      const { status } = await again(caller, clock, () =>
+        change(caller, found.id, pointing(zap, { gen, on }), ACTIONS.pointEndpoint),
+      );
+      if (status !== 404) {
+        const secret = await again(caller, clock, () => getEndpointSecret(caller, found.id));
+        return { id: found.id, secret, gen, on };
+      }
+    } else {
+      const metadata = encodeMetadata({ zap: zap.scope, gen, on: now, ...(zap.keep ? { keep: '1' } : {}) });
+      const created = await again(caller, clock, () =>
+        createZapEndpoint(caller, { url: zap.url, uid, meta: zap.meta, metadata, rate: PACE_PER_SECOND }),
+      );
+      // Made by this subscribe, or by its own earlier try whose answer was lost (409): found, and pointed, again.
+      if (created.kind === 'created') return { id: created.id, secret: created.secret, gen, on: now };
+    }
+    // Deleted or made by someone else between the calls: once more, then the person's to retry.
     if (attempt >= 2) throw new caller.io.errors.Error(ENDPOINT_RACED, 'EndpointRaced', 409);
   }
+};
+
+/** The Zap's endpoint as policy.ts reads it. */
+const foundOf = (endpoint: EndpointOut): Found | undefined => {
+  const metadata = metadataOf(endpoint);
+  return metadata && { id: endpoint.id, metadata, disabled: endpoint.disabled === true };
 };
 
 /** A PATCH of the endpoint: Svix's answer, 404 when it is gone; a refusal (422) is the person's to read. */
@@ -167,9 +160,8 @@ const change = async (caller: Caller, id: string, what: EndpointChange, action: 
 };
 
 /**
- * A Zap turned off (performUnsubscribe): its endpoint parked, if this subscription is the one it points at (an
- * edit's new version may already have pointed it elsewhere), so that Svix holds what it sends meanwhile; an endpoint
- * of the design before (one per subscription) deleted, as it was then. Then the others are paced again.
+ * A Zap turned off (performUnsubscribe): its mark first, then its endpoint parked if this subscription is the one it
+ * points at (policy.onUnsubscribe). Should Svix fail the park, the mark lets the next sweep or subscribe make it good.
  */
 export const unsubscribeZap = async (
   z: ZObject | Io,
@@ -181,75 +173,184 @@ export const unsubscribeZap = async (
   const decoded = SubscribeData.decode(bundle.subscribeData);
   const subscription = isRight(decoded) ? decoded.right : undefined;
   const scope = subscription?.zap ?? (bundle.targetUrl ? zapScopeOf(zapMetaOf(bundle), bundle.targetUrl) : undefined);
+  const uid = scope === undefined ? undefined : zapUidOf(scope);
   const stored = subscription && isEndpointId(subscription.id) ? subscription.id : undefined;
-  const id = stored ?? (scope === undefined ? undefined : zapUidOf(scope));
+  const id = stored ?? uid;
   if (id === undefined) return { removed: false };
-  const removed = await withRetries(caller, clock, async () => {
+  const marked =
+    uid !== undefined && stored !== undefined && subscription?.gen !== undefined
+      ? await writeMark(caller, clock, 'off', uid, { id: stored, gen: subscription.gen, at: now })
+      : false;
+  const parked = await again(caller, clock, async () => {
     // Read again on each try: an edit's new version may have pointed it elsewhere meanwhile.
     const found = await findEndpoint(caller, id);
-    if (!found) return false;
-    if (!isOneZapEndpoint(found)) return (await deleteEndpoint(caller, found.id)) === 'deleted';
-    const kept = metadataOf(found);
-    // Its own generation; a subscription that kept none (Zapier lost it) knows its endpoint by its URL.
-    const ours = subscription?.gen !== undefined ? subscription.gen === kept?.gen : found.url === bundle.targetUrl;
-    return kept !== undefined && ours && kept.parked === undefined && park(caller, found, kept, clock.now());
+    const state = found && foundOf(found);
+    const decision = onUnsubscribe(found && state && { ...state, url: found.url }, {
+      gen: subscription?.gen,
+      url: bundle.targetUrl,
+    });
+    return found && state && decision === 'park' ? park(caller, found, state.metadata, now) : false;
+  }).catch((error: unknown) => {
+    // The mark stands for it: the next operation on this Consumer App parks or removes the endpoint.
+    if (marked) return false;
+    throw error;
   });
-  await tidy(caller, clock);
-  return { removed };
+  await sweep(caller, clock);
+  return { removed: parked };
 };
 
-/** Runs `attempt` again after a failure of a moment (up to 3 tries, 300 ms and 600 ms apart) while the operation has
- * time: a Zap turned on or off is a step the person sees fail, and an endpoint left pointing at Zapier is one no
- * later operation knows to park. */
-const withRetries = async <T>(caller: Caller, clock: Clock, attempt: () => Promise<T>): Promise<T> => {
-  for (let tries = 1; ; tries += 1) {
-    try {
-      return await attempt();
-    } catch (error) {
-      // A key Svix refuses is refused again: the person reconnects.
-      const final = error instanceof Error && error.name === 'ExpiredAuthError';
-      if (final || tries >= TRIES || caller.deadline.remainingMs() < 2 * PAUSE_MS * tries) throw error;
-      await clock.sleep(PAUSE_MS * tries).done;
-    }
-  }
-};
-const TRIES = 3;
-const PAUSE_MS = 300;
-
-/** Parks the endpoint where nothing answers (or, should Svix refuse that URL, leaves it at the Zap's old one, which
- * Zapier answers 410), kept with when: Svix retries what it sends meanwhile until the Zap is on again. */
+/** Parks the endpoint where nothing answers, kept with when: Svix retries what it sends meanwhile until the Zap is on
+ * again (or, should Svix refuse that URL, leaves it at the Zap's old hook, which Zapier answers 410). */
 const park = async (caller: Caller, endpoint: EndpointOut, kept: ZapEndpointMetadata, now: number) => {
   const metadata = encodeMetadata({ ...kept, parked: now });
-  const description = `${endpoint.description ?? endpointDescription()} Off since ${new Date(now).toISOString()}.`;
+  const description = parkedDescription(endpoint.description ?? endpointDescription(), kept.keep === '1', now);
   const parked = { url: parkedUrlOf(kept.zap), metadata, description };
   const { status } = await changeEndpoint(caller, endpoint.id, parked, ACTIONS.parkEndpoint);
   if (status !== 422) return status < 300;
   return (await changeEndpoint(caller, endpoint.id, { metadata, description }, ACTIONS.parkEndpoint)).status < 300;
 };
 
+/** How a parked endpoint reads in Svix's dashboard: since when, and what becomes of it. */
+const OFF_SINCE = ' Off since ';
+const parkedDescription = (description: string, keep: boolean, now: number): string =>
+  `${description.split(OFF_SINCE)[0] ?? description}${OFF_SINCE}${new Date(now).toISOString()}: ${
+    keep
+      ? 'kept for Run Events Missed While Off until the Zap is on again (safe to delete if the Zap is gone).'
+      : `removed ${inWords(EDIT_GRACE_MS)} later, at the next thing the integration does here (safe to delete).`
+  }`;
+
 /**
- * Lists the Consumer App's endpoints, deletes the Zaps' endpoints parked longer than Svix retries anything, and
- * paces the live ones to share 25 a second, until a listing shows every one at its share (Zaps turned on at once
- * each change what the others listed: the last listing of all decides). What it last listed; undefined when Svix
- * could not list them (the next subscribe or unsubscribe does it).
+ * Sweeps the Consumer App (policy.onSweep for each Zap endpoint, by its marks), then paces the live ones to share 25
+ * a second, until a listing shows every one at its share (Zaps turned on at once each change what the others
+ * listed: the last listing of all decides). What it last listed; undefined when Svix could not list them.
  */
-const tidy = async (caller: Caller, clock: Clock): Promise<EndpointOut[] | undefined> => {
-  const now = clock.now();
-  for (let round = 0; round < TIDY_ROUNDS; round += 1) {
+export const sweep = async (caller: Caller, clock: Clock): Promise<EndpointOut[] | undefined> => {
+  for (let round = 0; round < SWEEP_ROUNDS; round += 1) {
     // Tried again after a failure of a moment: an unchecked pace may stay over 25 until the next change.
-    const listed = await withRetries(caller, clock, () => listEndpoints(caller)).catch(() => undefined);
+    const listed = await again(caller, clock, () => listEndpoints(caller)).catch(() => undefined);
     if (!listed) {
-      caller.io.log("Svix did not list this Consumer App's endpoints: the next Zap turned on or off paces them.");
+      caller.io.log("Svix did not list this Consumer App's endpoints: the next operation here sweeps and paces them.");
       return undefined;
     }
-    const { rate, pace, remove } = tidyOf(listed, now, SWEEP_AFTER_MS);
-    for (const id of remove) await deleteEndpoint(caller, id).catch(() => undefined);
-    if (pace.length === 0) return listed.filter((endpoint) => !remove.includes(endpoint.id));
+    const changed = await sweepListed(caller, clock, listed);
+    const live = changed.filter((endpoint) => {
+      const metadata = isOneZapEndpoint(endpoint) ? metadataOf(endpoint) : undefined;
+      return metadata !== undefined && metadata.parked === undefined && endpoint.disabled !== true;
+    });
+    const { rate, pace } = paceOf(live);
+    if (pace.length === 0 && changed.length === listed.length && changed.every((each, i) => each === listed[i]))
+      return changed;
     for (const id of pace)
-      await withRetries(caller, clock, () => paceEndpoint(caller, id, rate)).catch(() => undefined);
+      await again(caller, clock, () => paceEndpoint(caller, id, rate)).catch(() => undefined);
   }
   caller.io.log('The Zaps of this Consumer App changed while they were being paced: the next change paces them.');
   return undefined;
 };
-/** Listings a tidy makes at most: one, and one after each round of pacing. */
-const TIDY_ROUNDS = 4;
+/**
+ * A sweep from an operation that is not a Zap's turning on or off (a delivery, a dropdown): at most once every
+ * SWEEP_EVERY_MS per process and Consumer App (`last`: when this process last swept each), quietly. Whether it is due
+ * is known at once, so that an operation that need not sweep waits for nothing.
+ */
+export const sweepDue = (caller: Pick<Caller, 'connection'>, clock: Clock, last: Map<string, number>): boolean =>
+  clock.now() - (last.get(caller.connection.appId) ?? -Infinity) >= SWEEP_EVERY_MS;
+export const sweepNowAndThen = async (caller: Caller, clock: Clock, last: Map<string, number>): Promise<void> => {
+  if (!sweepDue(caller, clock, last)) return;
+  if (last.size >= SWEEPS_REMEMBERED) last.clear();
+  last.set(caller.connection.appId, clock.now());
+  await sweep(caller, clock).catch(() => undefined);
+};
+const SWEEPS_REMEMBERED = 1_000;
+/** Listings a sweep makes at most: one, and one after each round of changes. */
+const SWEEP_ROUNDS = 4;
+
+/** Carries out policy.onSweep on a listing: the endpoints as they are after it (those deleted left out). */
+const sweepListed = async (caller: Caller, clock: Clock, listed: EndpointOut[]): Promise<EndpointOut[]> => {
+  const now = clock.now();
+  const zaps = listed.map((endpoint) => (isOneZapEndpoint(endpoint) ? foundOf(endpoint) : undefined));
+  const marks = await Promise.all(
+    listed.map((endpoint, index) =>
+      zaps[index] && endpoint.uid ? readMarks(caller, clock, endpoint.uid) : Promise.resolve<Marks>({}),
+    ),
+  );
+  const tried = (run: () => Promise<unknown>) =>
+    again(caller, clock, run).then(
+      () => true,
+      () => false,
+    );
+  const result: EndpointOut[] = [];
+  for (const [index, endpoint] of listed.entries()) {
+    const found = zaps[index];
+    const decision: OnSweep = found ? onSweep(found, marks[index] ?? {}, now) : { do: 'leave' };
+    if (!found || decision.do === 'leave') {
+      result.push(endpoint);
+    } else if (decision.do === 'delete') {
+      if (!(await tried(() => deleteEndpoint(caller, endpoint.id)))) result.push(endpoint);
+    } else if (decision.do === 'park') {
+      // Its unsubscribe's mark says when the Zap was turned off; Svix failed the park then.
+      const since = marks[index]?.off?.at ?? now;
+      const parked = await tried(() => park(caller, endpoint, found.metadata, since));
+      result.push(parked ? { ...endpoint, metadata: encodeMetadata({ ...found.metadata, parked: since }) } : endpoint);
+    } else if (decision.do === 'point') {
+      const { parked: _, ...live } = found.metadata;
+      const metadata = encodeMetadata({ ...live, gen: decision.gen });
+      const description = (endpoint.description ?? endpointDescription()).split(OFF_SINCE)[0] ?? '';
+      const to = { url: decision.url, disabled: false, metadata, description };
+      const pointed = await tried(() => changeEndpoint(caller, endpoint.id, to, ACTIONS.pointEndpoint));
+      if (pointed) caller.io.log("An edit's two calls crossed: this Zap's endpoint points at Zapier again.");
+      result.push(pointed ? { ...endpoint, url: decision.url, metadata, disabled: false } : endpoint);
+    }
+  }
+  return result;
+};
+
+/** The marks of a Zap's endpoint in z.cache (none where it fails or holds none). */
+const readMarks = async (caller: Caller, clock: Clock, uid: string): Promise<Marks> => {
+  const { cache } = withinDeadline(clock, caller.io, caller.deadline.endsAt);
+  const read = async <A>(kind: 'on' | 'off', codec: t.Decoder<unknown, A>): Promise<A | undefined> => {
+    const value = await cache.get(markKey(caller, kind, uid)).catch(() => undefined);
+    const decoded = codec.decode(value);
+    return isRight(decoded) ? decoded.right : undefined;
+  };
+  const [on, off] = await Promise.all([read('on', OnMark), read('off', OffMark)]);
+  return { on, off };
+};
+/** Writes a mark; whether z.cache said it stored it. */
+const writeMark = async (caller: Caller, clock: Clock, kind: 'on' | 'off', uid: string, value: OnMark | OffMark) => {
+  const { cache } = withinDeadline(clock, caller.io, caller.deadline.endsAt);
+  const ttl = Math.round(ZAP_MARKS_KEPT_MS / 1_000);
+  return cache.set(markKey(caller, kind, uid), value, ttl, false).then(
+    (stored) => stored === true,
+    () => false,
+  );
+};
+const markKey = (caller: Caller, kind: 'on' | 'off', uid: string) => `zap-${kind}:${caller.connection.appId}:${uid}`;
+
+/** Runs `attempt` again after a failure of a moment (up to 3 tries, 300 ms and 600 ms apart) while the operation has
+ * time: a Zap turned on or off is a step the person sees fail, and an endpoint left pointing at Zapier is one no
+ * later operation knows to park unless its mark was kept. */
+const again = async <T>(caller: Caller, clock: Clock, attempt: () => Promise<T>): Promise<T> => {
+  for (let tries = 1; ; tries += 1) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!mayPassAgain(error) || tries >= TRIES || caller.deadline.remainingMs() < 2 * PAUSE_MS * tries) throw error;
+      await clock.sleep(PAUSE_MS * tries).done;
+    }
+  }
+};
+const TRIES = 3;
+const PAUSE_MS = 300;
+/** Whether a failed Svix call may pass if made again: Svix unavailable, unreachable or throttling; never a refusal. */
+const mayPassAgain = (error: unknown): boolean => {
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'ThrottledError') return true;
+  if (error.name !== 'AppError') return false;
+  const code: unknown = (() => {
+    try {
+      return Reflect.get(Object(JSON.parse(error.message)), 'code');
+    } catch {
+      return undefined;
+    }
+  })();
+  return code === 'ProviderUnavailable' || code === 'ProviderUnreachable';
+};

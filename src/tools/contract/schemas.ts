@@ -15,6 +15,11 @@ ajv.addFormat('uint16', {
   type: 'number',
   validate: (value: number) => Number.isInteger(value) && value >= 0 && value <= 65_535,
 });
+ajv.addFormat('int16', {
+  type: 'number',
+  validate: (value: number) => Number.isInteger(value) && value >= -32_768 && value <= 32_767,
+});
+ajv.addFormat('int64', { type: 'number', validate: (value: number) => Number.isSafeInteger(value) });
 ajv.addSchema({ $id: 'svix', components: schemas.components });
 
 export type SchemaName = keyof typeof schemas.components.schemas;
@@ -54,6 +59,7 @@ export const schemaFor = ({ method, path, status, body }: Answer): SchemaName | 
     return route.length === 3 && list ? 'ListResponse_EndpointOut_' : 'EndpointOut';
   }
   if (sub === 'msg') return route.length === 3 && list ? 'ListResponse_MessageOut_' : 'MessageOut';
+  if (sub === 'attempt') return 'ListResponse_MessageAttemptOut_';
   if (sub === 'integration') {
     if (leaf === 'key') return 'IntegrationKeyOut';
     return route.length === 3 && list ? 'ListResponse_IntegrationOut_' : 'IntegrationOut';

@@ -55,6 +55,11 @@ export class SimCache {
     this.options.stored?.(key, json);
     return true;
   }
+  /** What the store holds for a key now, read by the judge (no round trip, no fault). */
+  peek(key: string): unknown {
+    const entry = this.live(key);
+    return entry ? JSON.parse(entry.json) : undefined;
+  }
   private live(key: string) {
     const entry = this.entries.get(key);
     return entry && entry.expiresAt > this.scheduler.now ? entry : undefined;

@@ -1,6 +1,6 @@
 import { CALL_MS, RULES } from '../../delivery/machine';
 import { historyKey } from '../../delivery/driver';
-import { EDIT_GAP_MS, PACE_PER_SECOND, PROMISES, SVIX_CLOCK_ALLOWANCE_MS } from '../../limits';
+import { EDIT_GRACE_MS, PACE_PER_SECOND, PROMISES } from '../../limits';
 import { LIMITS, type Runtime } from '../../delivery/runtime';
 import { requestSettings } from '../../zapier/io';
 import type { CacheCall, SimCache } from './cache';
@@ -26,7 +26,7 @@ type Parts = {
   cache: SimCache;
   scheduler: Scheduler;
 } & {
-  zaps: Pick<SimZaps, 'offs' | 'subscriptions'>;
+  zaps: Pick<SimZaps, 'offs' | 'subscriptions' | 'zapOf'>;
   /** Whether the last subscribe or unsubscribe to end had its listing of the endpoints answered (the pace checked). */
   paceChecked: boolean;
 };
@@ -53,7 +53,7 @@ export const judge = (run: Judged): Outcome => {
     ...{ lost: 0, unanswered: 0, unclaimed: 0, starved: 0 },
     ...{ doubled: 0, forgedRun: 0, revokedRun: 0, junkOverBound: 0 },
   };
-  const life = { skipped: 0, refusedThroughout: 0, ranWhileOff: 0, zapLife: 0 };
+  const life = { skipped: 0, refusedThroughout: 0, ranWhileOff: 0, zapLife: 0, unmarked: 0 };
   const traces: string[] = [];
   const trace = (title: string, focus: PerformRecord[], message?: SimMessage) => {
     if (traces.length < MAX_TRACES) traces.push(traceOf(run, title, message, focus));
@@ -96,10 +96,15 @@ export const judge = (run: Judged): Outcome => {
     const doubled = Math.min(extra, Math.max(0, runs.filter((run) => !claimUnsettled(run)).length - 1));
     tally.unclaimed += extra - doubled;
     if (doubled > 0) fail('doubled', doubled, `run ${runs.length} times`, tried, message);
-    const off = offWhenMade(run.zaps.offs, message);
-    if (runs.length > 0 && off?.deep) fail('ranWhileOff', 1, 'ran though made while its Zap was off', runs, message);
+    const off = offRuleOf(run.zaps.offs, message);
+    // An off whose unsubscribe Svix failed, and whose mark z.cache did not keep: nothing can tell it was off.
+    if (off?.unmarked) {
+      life.unmarked += 1;
+      continue;
+    }
+    if (runs.length > 0 && off?.must) fail('ranWhileOff', 1, 'ran though made while its Zap was off', runs, message);
     if (runs.length > 0) continue;
-    // Made while its Zap was off for over an hour: skipped, as a Zap turned off and on skips it (docs/guarantees.md).
+    // Made or sent while its Zap was off past the edit grace: not run, as off means off (docs/guarantees.md).
     if (off) {
       life.skipped += 1;
       continue;
@@ -126,31 +131,30 @@ export const judge = (run: Judged): Outcome => {
     ...{ ...tally, ...life, performs: performs.length, cut: performs.filter((p) => p.outcome === 'cut').length },
     ...{ overTime: overTime.length, overMemory: overMemory.length },
     ...{ junk: junk.length, junkSvixCalls: callsOf(junk, 'calls'), svixCalls: callsOf(performs, 'calls') },
-    ...{ cacheCalls: callsOf(performs, 'cacheCalls'), latency: latencyOf(performs), traces },
+    ...{ cacheCalls: callsOf(performs, 'cacheCalls'), latency: latencyOf(performs), late: lateOf(messages, runsOf) },
+    traces,
     ...{ virtualSeconds: Math.round((run.scheduler.now - T0) / 1000) },
   };
 };
 
 /**
- * The off period (over an hour, its unsubscribe having parked the endpoint) a message was made in, if any: it may be
- * skipped; `deep` when made well inside one surely over an hour (the two clocks' allowance twice over, and the
- * processes' skew), where it must be.
+ * The off of its Zap past the edit grace (by the processes' clocks, each PROCESS_SKEW from the world's) that a message
+ * was made in, or was sent in by Svix, if any: it may go unrun. `must`: made well inside one surely past the grace,
+ * where it must; `unmarked`: the off's unsubscribe failed with Svix and z.cache kept no mark of it.
  */
-const offWhenMade = (offs: readonly Off[], message: SimMessage) => {
-  const margin = 2 * SVIX_CLOCK_ALLOWANCE_MS + PROCESS_SKEW;
-  // The app measures the hour on its processes' clocks, which may each be PROCESS_SKEW from the world's.
-  const [maybeOver, surelyOver] = [EDIT_GAP_MS - 2 * PROCESS_SKEW, EDIT_GAP_MS + 2 * PROCESS_SKEW];
+const offRuleOf = (offs: readonly Off[], message: SimMessage) => {
+  const [maybeLong, surelyLong] = [EDIT_GRACE_MS - 2 * PROCESS_SKEW, EDIT_GRACE_MS + 2 * PROCESS_SKEW];
   for (const off of offs) {
-    const until = off.until ?? Infinity;
-    if (off.zap !== message.zap || !off.parked || until - off.from <= maybeOver) continue;
-    const inside =
-      off.from - SVIX_CLOCK_ALLOWANCE_MS <= message.madeAt && message.madeAt <= until + SVIX_CLOCK_ALLOWANCE_MS;
-    const deep =
-      until - off.from > surelyOver && off.from + margin <= message.madeAt && message.madeAt <= until - margin;
-    if (inside) return { deep };
+    const [until, returned] = [off.until ?? Infinity, off.returned ?? Infinity];
+    if (off.zap !== message.zap || until - off.from <= maybeLong) continue;
+    const inside = (at: number) => off.from <= at && at <= returned;
+    if (!inside(message.madeAt) && !(message.offAttempts ?? []).some(inside)) continue;
+    const must = until - off.from > surelyLong && off.from + SECOND < message.madeAt && message.madeAt < until - SECOND;
+    return { must, unmarked: !off.parked && off.marked === false };
   }
   return undefined;
 };
+const SECOND = 1_000;
 
 /**
  * What a Zap's life leaves wrong at the end: an endpoint Svix sends to (live, not parked) that no Zap's subscription
@@ -160,9 +164,16 @@ const offWhenMade = (offs: readonly Off[], message: SimMessage) => {
 const zapLifeProblems = ({ svix, zaps, paceChecked }: Judged): string[] => {
   const problems: string[] = [];
   const used = new Set(zaps.subscriptions().map(({ data }) => data.id));
-  const live = svix.endpoints.filter(({ record }) => !record.deleted && record.metadata.parked === undefined);
+  const unmarked = new Set(zaps.offs.filter((off) => !off.parked && off.marked === false).map((off) => off.zap));
+  const kept = svix.endpoints.filter(({ record }) => !record.deleted);
+  const live = kept.filter(({ record }) => record.metadata.parked === undefined);
   for (const endpoint of live)
-    if (!used.has(endpoint.id)) problems.push(`endpoint ${endpoint.index} left live, its Zap off`);
+    if (!used.has(endpoint.id) && !unmarked.has(zaps.zapOf(endpoint.id) ?? -1))
+      problems.push(`endpoint ${endpoint.index} left live, its Zap off`);
+  // The last operation swept past the grace: a parked endpoint stays only for a Zap that runs events missed while off.
+  for (const endpoint of kept)
+    if (endpoint.record.metadata.parked !== undefined && endpoint.record.metadata.keep !== '1')
+      problems.push(`endpoint ${endpoint.index} left parked past the grace`);
   for (const id of used) {
     const endpoint = svix.find(id);
     if (!endpoint || endpoint.record.metadata.parked !== undefined)
@@ -371,6 +382,18 @@ const traceOf = (run: Judged, title: string, message: SimMessage | undefined, fo
 };
 
 /** How long genuine deliveries that ran took, from perform to answer. */
+/** How long after it was made each event that ran first ran (its perform's answer), s: the median and the worst. */
+const lateOf = (messages: SimMessage[], runsOf: Map<string, PerformRecord[]>): Outcome['late'] => {
+  const late = messages
+    .flatMap((message) => {
+      const first = Math.min(...(runsOf.get(message.id) ?? []).map((perform) => perform.end));
+      return Number.isFinite(first) ? [(first - message.madeAt) / 1_000] : [];
+    })
+    .sort((a, b) => a - b);
+  const at = (share: number) => Math.round(late[Math.min(late.length - 1, Math.floor(share * late.length))] ?? 0);
+  return { p50: at(0.5), max: at(1) };
+};
+
 const latencyOf = (performs: PerformRecord[]): Outcome['latency'] => {
   const ran = performs.filter((p) => p.delivery.kind === 'genuine' && p.outcome === 'ran');
   const took = ran.map((p) => p.end - p.start).sort((a, b) => a - b);

@@ -42,6 +42,7 @@ export const FIELDS = {
   zapierRefuses: number(0, 0.5, false), // of deliveries Zapier refuses (429, with a Retry-After of 1-120 s)
   togetherOn: number(0, 50), // Zaps turned on at once as the run starts (no events of their own): pacing
   noMeta: oneOf(true, false), // Zapier names no Zap to subscribe and unsubscribe (each is its target URL's)
+  unsubscribeFails: number(0, 1, false), // of unsubscribes during which Svix answers no call (40 s down)
 };
 type Field = keyof typeof FIELDS;
 const isField = (key: string): key is Field => Object.hasOwn(FIELDS, key);
@@ -70,7 +71,7 @@ const BASE: Setting = {
   ...{ junkBurst: 0, historyFaults: false, svixClockSeconds: 0, processes: 2, backlogSeconds: 0, stolen: 0 },
   ...{ cacheLatencyMs: 0, commitLagMs: 0, svixClockJumps: false, forgeAheadSeconds: 0, junkSpreadSeconds: 0 },
   ...{ endpoints: 1, cold: false, hours: 0, edits: 0, throttledSetAnswer: 'null' },
-  ...{ serveLagMs: 2_000, editGapMs: 5_000, zapierRefuses: 0, togetherOn: 0, noMeta: false },
+  ...{ serveLagMs: 2_000, editGapMs: 5_000, zapierRefuses: 0, togetherOn: 0, noMeta: false, unsubscribeFails: 0 },
 };
 const vary = (name: string, changes: Partial<Setting>): Setting => ({ ...BASE, ...changes, name });
 const EVERYTHING: Partial<Setting> = {
@@ -147,6 +148,9 @@ export const SETTINGS: readonly Setting[] = [
   // Many Zaps turned on at once, and edited; Zaps named by nothing but their target URL.
   vary('together-on', { share: 0.1, rotations: 3, endpoints: 3, edits: 8, togetherOn: 20 }),
   vary('no-zap-named', { share: 0.1, rotations: 3, endpoints: 3, edits: 8, noMeta: true }),
+  // Svix failing every call of half the unsubscribes: each Zap's mark in z.cache lets the next operation park or
+  // remove what the unsubscribe could not; edits' calls close together and far apart.
+  vary('unsubscribe-fails', { share: 0.05, rotations: 3, endpoints: 3, edits: 12, editGapMs: 600_000, unsubscribeFails: 0.5 }),
 ];
 
 /** The setting with each `--set KEY=VALUE` and `--rule KEY=VALUE` applied (its name marked), or why one is refused. */
@@ -184,7 +188,8 @@ export const outcomeLine = (outcome: Outcome, setting: Setting): string =>
   `junk_over_allowance=${outcome.junkOverBound} over_time=${outcome.overTime} over_memory=${outcome.overMemory} ` +
   `unanswered=${outcome.unanswered} unclaimed=${outcome.unclaimed} starved=${outcome.starved} cut=${outcome.cut} ` +
   `svix_calls=${outcome.svixCalls} ` +
-  `skipped=${outcome.skipped} refused_throughout=${outcome.refusedThroughout} ran_while_off=${outcome.ranWhileOff} zap_life=${outcome.zapLife} ` +
+  `skipped=${outcome.skipped} refused_throughout=${outcome.refusedThroughout} ran_while_off=${outcome.ranWhileOff} zap_life=${outcome.zapLife} unmarked=${outcome.unmarked} ` +
+  `late_p50_s=${outcome.late.p50} late_max_s=${outcome.late.max} ` +
   `cache_calls=${outcome.cacheCalls} virtual_s=${outcome.virtualSeconds} p99_ms=${outcome.latency.p99} max_ms=${outcome.latency.max} replay="${replayCommand(setting, outcome.seed)}"`;
 
 export const failed = (outcome: Outcome): boolean =>

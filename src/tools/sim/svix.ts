@@ -36,9 +36,9 @@ type Payload = { auctioneerUuid: string; auctionUuid: string; status: string };
 /** A message as the auction service sent it: its body is what Svix delivers; `listed`, how the record lists it. */
 export type SimMessage = { id: string; createdAt: number; payload: Payload; body: string; listed: string } & Commit &
   For;
-/** The Zap it is for, when it was made on the world's clock, and whether any attempt found Zapier serving its Zap
- * (the oracle judges a Zap's life by them). */
-type For = { zap: number; madeAt: number; served?: boolean };
+/** The Zap it is for, when it was made on the world's clock, whether any attempt found Zapier serving its Zap, and
+ * when Svix attempted it while its Zap was off (the oracle judges a Zap's life by them). */
+type For = { zap: number; madeAt: number; served?: boolean; offAttempts?: number[] };
 /** When the transaction that wrote a message committed (Svix's clock): listings show it from then on. */
 type Commit = { committedAt: number };
 

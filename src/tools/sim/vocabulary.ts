@@ -72,9 +72,13 @@ export const Outcome = t.type({
   ...{ cut: t.number, overTime: t.number, overMemory: t.number },
   ...{ doubled: t.number, forgedRun: t.number, revokedRun: t.number, junk: t.number, junkSvixCalls: t.number },
   ...{ junkOverBound: t.number, svixCalls: t.number, cacheCalls: t.number, virtualSeconds: t.number },
-  /** skipped: made while its Zap was off for over an hour, and not run (excused); ranWhileOff: made well inside such
-   * a time, and run; refusedThroughout: Zapier served its Zap and refused every attempt (excused); zapLife: endpoints left live for a Zap that is off, a Zap on without its endpoint, pace over 25. */
+  /** skipped: made or sent while its Zap was off past the edit grace, and not run (excused); ranWhileOff: made well
+   * inside such a time, and run; refusedThroughout: Zapier served its Zap and refused every attempt (excused); zapLife: endpoints left live for a Zap that is off, a Zap on without its endpoint, pace over 25. */
   ...{ skipped: t.number, refusedThroughout: t.number, ranWhileOff: t.number, zapLife: t.number },
+  /** unmarked: events run or not run in an off whose unsubscribe Svix failed and z.cache kept no mark of (excused). */
+  unmarked: t.number,
+  /** How long after it was made each event that ran first ran, s: the median and the worst. */
+  late: t.type({ p50: t.number, max: t.number }),
   /** How long genuine deliveries that ran took from perform to answer, ms: the 99th percentile and the longest. */
   latency: t.type({ p99: t.number, max: t.number }),
   traces: t.array(t.string),

@@ -1,5 +1,7 @@
 import { errors } from 'zapier-platform-core';
-import { SVIX_CLOCK_ALLOWANCE_MS } from '../../limits';
+import { EDIT_GRACE_MS, SVIX_CLOCK_ALLOWANCE_MS } from '../../limits';
+import { sweep } from '../../zap/life';
+import { callerOf } from '../../svix/client';
 import { LIMITS, Runtime } from '../../delivery/runtime';
 import { clockOf } from '../../zapier/clock';
 import type { Io } from '../../zapier/io';
@@ -190,6 +192,8 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const stale = zapierRandom.chance(share) ? zapierRandom.between(0, 30 * SECOND) : 0;
     const subscription = zaps.servedAt(endpoint.urlAt(scheduler.now - stale));
     if (subscription) message.served = true;
+    // Attempted while its Zap was off: a long off's own, not run by the rule that off means off.
+    if (!zaps.subscriptionOf(message.zap)) (message.offAttempts ??= []).push(scheduler.now);
     const seconds = Math.floor(svix.now() / SECOND);
     const signedBy = endpoint.signingAt(scheduler.now);
     const keys = signedBy.map(({ key }) => key);
@@ -308,9 +312,11 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   /** Turns the Zap on at the hook; Zapier serves it up to `serveLagMs` after the subscribe returns. Where it fails
    * (Svix failing), it is turned on again a minute or two later, as the person (or Zapier) would. Then `next`. */
   const turnOn = (zap: number, hook: string, next = (): void => undefined): void => {
+    const began = scheduler.now;
     void operate((ops, io) => ops.performSubscribe(io, bundleOf(zap, hook))).then(
       (data) => {
-        scheduler.after(editing.between(0, setting.serveLagMs), zaps.subscribed(zap, hook, data, scheduler.now));
+        const serve = zaps.subscribed(zap, hook, data, scheduler.now, began);
+        scheduler.after(editing.between(0, setting.serveLagMs), serve);
         next();
       },
       () => scheduler.after(editing.between(30 * SECOND, 2 * MINUTE), () => turnOn(zap, hook, next)),
@@ -320,10 +326,17 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
    * Then `next`. */
   const turnOff = (zap: number, old: Subscribed, next = (): void => undefined): void => {
     const off = zaps.unsubscribed(zap, old, scheduler.now);
+    // Svix failing every call of this unsubscribe (and whatever else calls it meanwhile): its mark makes it good.
+    if (editing.chance(setting.unsubscribeFails)) svix.downUntil = scheduler.now + 40 * SECOND;
+    // Whether z.cache kept its mark of this off (zap/life.ts), for the judge: without it and the park, nothing can tell.
+    const marked = () => {
+      const mark = cache.peek(`zap-off:${svix.appId}:${zapUidOf(old.data.zap ?? '')}`);
+      return typeof mark === 'object' && mark !== null && Reflect.get(mark, 'gen') === old.data.gen;
+    };
     void operate((ops, io) => ops.performUnsubscribe(io, bundleOf(zap, old.hook, old.data)))
       .then(
-        ({ removed }) => off && (off.parked = removed),
-        () => undefined,
+        ({ removed }) => off && Object.assign(off, { parked: removed, marked: marked() }),
+        () => off && Object.assign(off, { marked: marked() }),
       )
       .then(next);
   };
@@ -333,7 +346,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   /**
    * A Zap edited while on, as Zapier may run it: its new version subscribed first or its old one unsubscribed first,
    * the second call up to `editGapMs` after the first answered (most soon after), at the same target URL or a new one
-   * (with no Zap named, the same: a new one would be another Zap).
+   * (with no Zap named, always a new one).
    */
   const editZap = (at: number): void => {
     const [zap, first, sameHook] = [editing.int(0, setting.endpoints - 1), editing.chance(0.5), editing.chance(0.5)];
@@ -344,7 +357,9 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
       if (!old || editingZaps.has(zap)) return;
       editingZaps.add(zap);
       const done = () => void editingZaps.delete(zap);
-      const hook = sameHook || setting.noMeta ? old.hook : zaps.newHook();
+      // Zapier's target URL is new for each activation, as it documents; an edit may keep it. Where it names no Zap,
+      // a new URL is another Zap's to the app.
+      const hook = sameHook && !setting.noMeta ? old.hook : zaps.newHook();
       // Zapier makes the second call once the first has answered (no source says it overlaps them).
       if (first) turnOn(zap, hook, () => scheduler.after(gap, () => turnOff(zap, old, done)));
       else turnOff(zap, old, () => scheduler.after(gap, () => turnOn(zap, hook, done)));
@@ -430,6 +445,14 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   for (const process of processes) {
     for (let cold = 0; cold < 2; cold += 1) scheduler.at(first + plan.between(0, 1) * span, () => newLife(process));
   }
+  await scheduler.run(20_000_000, runtimeRule);
+  // The next thing the app does for this Consumer App, past the edit grace (a Test trigger, say): it sweeps.
+  scheduler.after(EDIT_GRACE_MS + SECOND, () => {
+    const life = lifeOf(editing.pick(processes));
+    const io = ioFor(life, { calls: [], cacheCalls: [] }, false);
+    const { clock } = life.runtime;
+    void sweep(callerOf(io, { authData }, 'zap-editor', clock.now(), clock.now), clock);
+  });
   await scheduler.run(20_000_000, runtimeRule);
   return judge({ setting, seed, svix, performs, processes, cache, scheduler, zaps, paceChecked });
 };

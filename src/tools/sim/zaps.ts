@@ -8,9 +8,9 @@ import type { SubscribeData } from '../../models/inbound';
  */
 
 export type Subscribed = { hook: string; data: SubscribeData };
-/** When a Zap was off between an unsubscribe and its next subscribe (world's clock; none yet: still off), and whether
- * the unsubscribe parked its endpoint: what it may skip. */
-export type Off = { zap: number; from: number; until?: number; parked: boolean };
+/** When a Zap was off (world's clock): from its unsubscribe to the start of its next subscribe (`until`; none yet:
+ * still off) and that subscribe's return (`returned`), and whether the unsubscribe parked its endpoint. */
+export type Off = { zap: number; from: number; until?: number; returned?: number; parked: boolean; marked?: boolean };
 
 export class SimZaps {
   private readonly served = new Map<string, SubscribeData>();
@@ -33,12 +33,13 @@ export class SimZaps {
   /** The endpoints the Zap's subscribes made, by id. */
   endpointsOf = (zap: number): string[] => [...(this.made[zap] ?? [])];
 
-  /** A subscribe returned: Zapier keeps it now, and serves its URL from `serve` on (the world calls it). */
-  subscribed(zap: number, hook: string, data: SubscribeData, at: number): () => void {
+  /** A subscribe begun at `began` returned at `at`: Zapier keeps it now, and serves its URL from `serve` on (the
+   * world calls it). */
+  subscribed(zap: number, hook: string, data: SubscribeData, at: number, began = at): () => void {
     this.current[zap] = { hook, data };
     (this.made[zap] ??= new Set()).add(data.id);
     const off = this.offSince.get(zap);
-    if (off) off.until = at;
+    if (off) Object.assign(off, { until: began, returned: at });
     this.offSince.delete(zap);
     return () => {
       // Served unless it was turned off before Zapier got to it.
@@ -56,6 +57,12 @@ export class SimZaps {
     this.offSince.set(zap, off);
     return off;
   }
+
+  /** The Zap whose subscribe made this endpoint, if one did. */
+  zapOf = (endpointId: string): number | undefined => {
+    const zap = this.made.findIndex((ids) => ids?.has(endpointId) === true);
+    return zap < 0 ? undefined : zap;
+  };
 
   /** Every Zap's subscription as Zapier keeps it at the end. */
   subscriptions = (): Subscribed[] => this.current.flatMap((each) => (each ? [each] : []));

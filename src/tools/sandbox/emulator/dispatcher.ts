@@ -53,7 +53,25 @@ export interface DispatcherOptions {
   disableAfterMs: number;
   /** A random number in [0, 1), for the retries' jitter. */
   random: () => number;
+  /**
+   * How old the endpoint an attempt reads may be (0, the default: as it is now). Svix's worker reads an app's
+   * endpoints through a cache kept 30 s (worker.rs, `layered_fetch`); see EmulatorOptions.endpointCacheMs.
+   */
+  endpointCacheMs?: number;
+  /** The clock the endpoint cache's age is measured by (Date.now by default; tests move it). */
+  clock?: () => number;
+  /** Whether a manual attempt ends the message's scheduled retries to that endpoint, as Svix's worker does. */
+  manualAttemptEndsRetries?: boolean;
 }
+
+/** What an attempt reads of its endpoint: where it goes, and whether it goes at all. */
+interface EndpointView {
+  url: string;
+  disabled: boolean;
+}
+
+/** How many apps' cached endpoints are kept at most (the oldest read is dropped first). */
+const MAX_CACHED_APPS = 1_000;
 
 interface Task {
   app: AppRecord;
@@ -115,6 +133,8 @@ export class Dispatcher {
   private stopped = false;
   /** Deliveries held back (see hold). */
   private held: Task[] | undefined;
+  /** Each app's endpoints as an attempt last read them (see endpointCacheMs), and when, by the clock. */
+  private readonly endpointCache = new Map<string, { at: number; endpoints: Map<string, EndpointView> }>();
   readonly stats: Omit<DeliveryStats, 'pending'> = {
     attempts: 0,
     succeeded: 0,
@@ -234,24 +254,71 @@ export class Dispatcher {
     if (this.pending === 0) for (const resolve of this.waiters.splice(0)) resolve();
   }
 
+  /**
+   * The endpoint as an attempt reads it: as it is now, or, with an endpoint cache, as the app's endpoints were
+   * when an attempt last read them, if that was less than endpointCacheMs ago (worker.rs, `layered_fetch`: the
+   * whole app's endpoints are read at once and kept that long). Only its URL and disabled flag are cached: an
+   * endpoint deleted, or made after the read, is read as it is now.
+   */
+  private viewOf(app: AppRecord, endpoint: EndpointRecord): EndpointView {
+    const live = { url: endpoint.url, disabled: endpoint.disabled };
+    const keptMs = this.options.endpointCacheMs ?? 0;
+    if (!(keptMs > 0)) return live;
+    const now = (this.options.clock ?? Date.now)();
+    let cached = this.endpointCache.get(app.id);
+    if (!cached || now - cached.at >= keptMs) {
+      const endpoints = new Map<string, EndpointView>();
+      for (const each of app.endpoints.values()) endpoints.set(each.id, { url: each.url, disabled: each.disabled });
+      cached = { at: now, endpoints };
+      // Re-inserted, so the map's first key is the app read longest ago.
+      this.endpointCache.delete(app.id);
+      this.endpointCache.set(app.id, cached);
+      for (const oldest of this.endpointCache.keys()) {
+        if (this.endpointCache.size <= MAX_CACHED_APPS) break;
+        this.endpointCache.delete(oldest);
+      }
+    }
+    return cached.endpoints.get(endpoint.id) ?? live;
+  }
+
+  /**
+   * Whether the message's last attempt to the endpoint left no next attempt (it succeeded, was manual, or was the
+   * last retry): Svix's worker then skips a scheduled task for the two (worker.rs, `process_queue_task_inner` reads
+   * the status from that attempt, and `dispatch_message_task` skips one neither pending nor sending).
+   */
+  private retriesEnded(task: Task): boolean {
+    const { attempts } = task.message;
+    for (let index = attempts.length - 1; index >= 0; index -= 1) {
+      const attempt = attempts[index];
+      if (attempt?.endpointId === task.endpointId) return attempt.nextAttemptInMs === undefined;
+    }
+    return false;
+  }
+
   private async attempt(task: Task): Promise<void> {
     const endpoint = task.app.endpoints.get(task.endpointId);
     // Deleted or disabled since: the provider stops delivering to it. A message
     // whose payload is no longer kept cannot be sent again.
     const payload = this.store.payloadOf(task.message);
-    if (!endpoint || endpoint.disabled || this.stopped || payload === EXPIRED_PAYLOAD) return;
+    if (!endpoint || this.stopped || payload === EXPIRED_PAYLOAD) return;
+    const view = this.viewOf(task.app, endpoint);
+    if (view.disabled) return;
+    if (task.triggerType === 'scheduled' && this.options.manualAttemptEndsRetries === true && this.retriesEnded(task))
+      return;
     const body = JSON.stringify(payload);
     const timestamp = String(Math.floor((Date.now() + (this.options.signingOffsetMs ?? 0)) / 1000));
-    const outcome = await this.post(endpoint, task.message.id, timestamp, body);
+    const startedAt = Date.now();
+    const outcome = await this.post(view.url, endpoint, task.message.id, timestamp, body);
     this.stats.attempts += 1;
     const at = Date.now();
     this.store.recordAttempt(task.message, {
       id: newId('atmpt', at),
       endpointId: endpoint.id,
-      url: endpoint.url,
+      url: view.url,
       status: outcome.ok ? 'success' : 'fail',
       responseStatusCode: outcome.status,
       response: outcome.response,
+      responseDurationMs: at - startedAt,
       timestamp: new Date(at).toISOString(),
       triggerType: task.triggerType,
     });
@@ -297,7 +364,9 @@ export class Dispatcher {
     }
   }
 
+  /** One attempt to `url`, signed with the endpoint's keys. */
   private async post(
+    url: string,
     endpoint: EndpointRecord,
     id: string,
     timestamp: string,
@@ -306,7 +375,7 @@ export class Dispatcher {
     | { ok: true; status: number; response: string }
     | { ok: false; status: number; response: string; failed: FailedAttempt }
   > {
-    if (!isLoopbackUrl(endpoint.url)) {
+    if (!isLoopbackUrl(url)) {
       return {
         ok: false,
         status: 0,
@@ -315,7 +384,7 @@ export class Dispatcher {
       };
     }
     try {
-      const response = await fetch(endpoint.url, {
+      const response = await fetch(url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',

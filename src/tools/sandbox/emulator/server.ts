@@ -115,6 +115,24 @@ export interface EmulatorOptions {
    * `npm start -- --burst N --unpaced` shows a burst unpaced). True by default, as Svix Cloud paces.
    */
   paceDeliveries?: boolean;
+  /**
+   * How old the endpoint (its URL and disabled flag) an attempt reads may be, by `clock`. Svix's worker reads an
+   * app's endpoints through a cache kept 30 s (worker.rs, `layered_fetch`), and the open-source API clears it on
+   * every endpoint write (endpoint/crud.rs, `CreateMessageApp::invalidate`): an attempt after a PATCH goes to the new
+   * URL. That is the default, 0. A worker the clearing misses (an in-memory cache in a process apart from the
+   * API's, a failed clear, a read racing the write), and perhaps Svix Cloud, read it up to 30 s old: set 30_000
+   * (or 30, as compressed as the sandbox's retries) for a world where an attempt just after a PATCH still goes to
+   * the old URL, or to an endpoint just disabled.
+   */
+  endpointCacheMs?: number;
+  /**
+   * True: a manual attempt (resend, recover, replay-missing) ends the message's scheduled retries to that
+   * endpoint, as Svix's worker does (worker.rs: a scheduled task is skipped once the last attempt for the message
+   * and endpoint set no next one). False by default: the sandbox and the soak resend a message while it is still
+   * being delivered, to stand for Svix sending it twice, which must not end its retries. The contract suite's
+   * emulator sets it.
+   */
+  manualAttemptEndsRetries?: boolean;
 }
 
 export interface EmulatorStats {
@@ -182,6 +200,21 @@ const messageOut = (message: MessageRecord, payload: Readonly<Record<string, unk
   return { ...out, payload: withContent ? payload : {} };
 };
 
+/** MessageAttemptOut: the status and the trigger as the contract numbers them (Success 0, Fail 2; Scheduled 0). */
+const attemptOut = ({ attempt, msgId }: { attempt: AttemptRecord; msgId: string }) => ({
+  url: attempt.url,
+  response: attempt.response,
+  responseStatusCode: attempt.responseStatusCode,
+  responseDurationMs: attempt.responseDurationMs ?? 0,
+  status: attempt.status === 'success' ? 0 : 2,
+  statusText: attempt.status,
+  triggerType: attempt.triggerType === 'scheduled' ? 0 : 1,
+  msgId,
+  endpointId: attempt.endpointId,
+  id: attempt.id,
+  timestamp: attempt.timestamp,
+});
+
 const listOut = <T, O>(list: ListAnswer<T>, map: (item: T) => O): ListAnswer<O> => ({
   ...list,
   data: list.data.map(map),
@@ -239,6 +272,14 @@ const eventTypesOf = (query: URLSearchParams): string[] | undefined => {
   return names;
 };
 
+/** `status` of an attempt listing: 0 (success) or 2 (fail) keep only those; 1, 3 and 4 are never recorded here. */
+const attemptStatusOf = (query: URLSearchParams): AttemptRecord['status'] | 'none' | undefined => {
+  const text = query.get('status');
+  if (text === null) return undefined;
+  if (!/^[0-4]$/.test(text)) throw unreadable('status', 'invalid value, expected one of 0, 1, 2, 3, 4');
+  return text === '0' ? 'success' : text === '2' ? 'fail' : 'none';
+};
+
 const decoded = <A>(codec: t.Decoder<unknown, A>, body: unknown): A => {
   const result = decodeBody(codec, body);
   if (!result.ok) throw ApiError.invalid(result.issues);
@@ -276,6 +317,9 @@ export class ProviderEmulator {
       overloadPenaltyMs: options.overloadPenaltyMs ?? SANDBOX_OVERLOAD_PENALTY_MS,
       disableAfterMs: options.disableAfterMs ?? SANDBOX_DISABLE_AFTER_MS,
       random: options.random ?? Math.random,
+      endpointCacheMs: options.endpointCacheMs ?? 0,
+      manualAttemptEndsRetries: options.manualAttemptEndsRetries ?? false,
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
       ...(options.signingOffsetMs === undefined ? {} : { signingOffsetMs: options.signingOffsetMs }),
     });
   }
@@ -655,6 +699,18 @@ export class ProviderEmulator {
     }
 
     if (sub === 'endpoint') return this.endpointRoute(request, app, subId, leaf, leafId, notAllowed);
+    // attempt.rs, list_attempts_by_endpoint: where each attempt went (its url), newest first.
+    if (sub === 'attempt' && subId === 'endpoint' && leaf && segments.length === 7) {
+      if (method !== 'GET') throw notAllowed();
+      const endpoint = this.store.endpoint(app, leaf);
+      const listQuery = listQueryOf(query);
+      const status = attemptStatusOf(query);
+      const list =
+        status === 'none'
+          ? { data: [], iterator: null, prevIterator: null, done: true }
+          : this.store.listAttempts(app, endpoint, listQuery, status);
+      return { status: 200, body: listOut(list, attemptOut) };
+    }
     if (sub === 'integration') return this.integrationRoute(request, app, subId, leaf, leafId, notAllowed);
     if (sub === 'msg') {
       if (segments.length === 5) {

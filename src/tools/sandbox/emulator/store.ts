@@ -90,6 +90,8 @@ export interface AttemptRecord {
   status: 'success' | 'fail';
   responseStatusCode: number;
   response: string;
+  /** How long the endpoint took to answer (or to fail). */
+  responseDurationMs?: number;
   timestamp: string;
   triggerType: 'scheduled' | 'manual';
   /** How long until the next attempt, when one is scheduled (the server's `next_attempt`; for the tests). */
@@ -613,6 +615,26 @@ export class Store {
   expungeContent(message: MessageRecord): void {
     message.payload = {};
     message.payloadUntil = Number.NEGATIVE_INFINITY;
+  }
+
+  /**
+   * A page of the attempts made to an endpoint (`GET …/attempt/endpoint/{id}`), each with its message's id, newest
+   * first by id, `status` (success or fail) keeping only those: the open-source server's `list_attempts_by_endpoint`
+   * without its 90 days, time bounds and other filters. Only the attempts each message still keeps are listed.
+   */
+  listAttempts(
+    app: AppRecord,
+    endpoint: EndpointRecord,
+    query: ListQuery,
+    status: AttemptRecord['status'] | undefined,
+  ): ListAnswer<{ attempt: AttemptRecord; msgId: string }> {
+    const made: Array<{ attempt: AttemptRecord; msgId: string }> = [];
+    for (const message of app.messages.values())
+      for (const attempt of message.attempts)
+        if (attempt.endpointId === endpoint.id && (status === undefined || attempt.status === status))
+          made.push({ attempt, msgId: message.id });
+    // Always newest first: the route takes no order (PaginationDescending).
+    return listed(listById(made, (each) => each.attempt.id, { ...query, order: 'descending', prefix: 'atmpt_' }));
   }
 
   recordAttempt(message: MessageRecord, attempt: AttemptRecord): void {
