@@ -20,7 +20,7 @@ import { describeStatus } from '../svix/failures';
 import { callerOf, type Caller } from '../svix/client';
 import { isEndpointId } from '../svix/ids';
 import { probeNx, withinDeadline } from '../zapier/cache';
-import { raise, type Io } from '../zapier/io';
+import { Deadline, raise, type Io } from '../zapier/io';
 import { EDIT_GRACE_MS, inWords, PACE_PER_SECOND, SWEEP_EVERY_MS, ZAP_MARKS_KEPT_MS } from '../limits';
 import { createZapEndpoint, endpointDescription, ZapMeta } from './endpoint';
 import {
@@ -256,9 +256,13 @@ export const sweepDue = (caller: Pick<Caller, 'connection'>, clock: Clock, last:
 export const sweepNowAndThen = async (caller: Caller, clock: Clock, last: Map<string, number>): Promise<void> => {
   if (!sweepDue(caller, clock, last)) return;
   if (last.size >= SWEEPS_REMEMBERED) last.clear();
-  last.set(caller.connection.appId, clock.now());
-  await sweep(caller, clock).catch(() => undefined);
+  const now = clock.now();
+  last.set(caller.connection.appId, now);
+  // Within a few seconds of its own: the operation's answer (a delivery's run) must not wait long for it.
+  const deadline = new Deadline(Math.min(caller.deadline.endsAt, now + SWEEP_BUDGET_MS), clock.now);
+  await sweep({ ...caller, deadline }, clock).catch(() => undefined);
 };
+const SWEEP_BUDGET_MS = 5_000;
 const SWEEPS_REMEMBERED = 1_000;
 /** Listings a sweep makes at most: one, and one after each round of changes. */
 const SWEEP_ROUNDS = 4;
@@ -307,7 +311,9 @@ const sweepListed = async (caller: Caller, clock: Clock, listed: EndpointOut[]):
 const readMarks = async (caller: Caller, clock: Clock, uid: string): Promise<Marks> => {
   const { cache } = withinDeadline(clock, caller.io, caller.deadline.endsAt);
   const read = async <A>(kind: 'on' | 'off', codec: t.Decoder<unknown, A>): Promise<A | undefined> => {
-    const value = await cache.get(markKey(caller, kind, uid)).catch(() => undefined);
+    // Asked twice where z.cache fails a read: a mark missed may run what a Zap's off should not.
+    const key = markKey(caller, kind, uid);
+    const value = await cache.get(key).catch(() => cache.get(key).catch(() => undefined));
     const decoded = codec.decode(value);
     return isRight(decoded) ? decoded.right : undefined;
   };

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ProviderEmulator } from '../sandbox/emulator';
+import { ProviderEmulator, SANDBOX_RETRY_SCHEDULE_MS } from '../sandbox/emulator';
 import { serverUrlFor } from '../../svix/serverUrl';
 import { randomBytes } from 'node:crypto';
 import { differences, runContract, type CallRow, type Cleanup, type ContractRun, type Target } from './run';
@@ -28,11 +28,19 @@ const table = (rows: readonly CallRow[]): string => {
   return [line(head), line(widths.map((width) => '-'.repeat(width))), ...cells.map(line)].join('\n');
 };
 
+/**
+ * The emulator as the open-source server is: a manual attempt ends a message's scheduled retries (which the
+ * sandbox leaves off), and a PATCH reaches the next attempt at once (the API clears the worker's cache). Its
+ * retries come on the sandbox's compressed schedule, which the questions about retries wait by.
+ */
 const emulatorTarget = async (): Promise<{ target: Target; stop: () => Promise<void> }> => {
   const apiKey = `testsk_${randomBytes(12).toString('hex')}`;
-  const emulator = new ProviderEmulator({ apiKey });
+  const emulator = new ProviderEmulator({ apiKey, manualAttemptEndsRetries: true });
   const baseUrl = await emulator.start();
-  return { target: { kind: 'emulator', baseUrl, apiKey }, stop: () => emulator.stop() };
+  return {
+    target: { kind: 'emulator', baseUrl, apiKey, retryScheduleMs: SANDBOX_RETRY_SCHEDULE_MS },
+    stop: () => emulator.stop(),
+  };
 };
 
 /** Where a run writes, and the environment it reads its key from (never the command line). */

@@ -2,7 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { EndpointOut, ListResponseMessageOut } from '../../svix/codecs';
 import { EVENT_TYPE_NAME } from '../../svix/eventType';
 import { THROTTLE_RATE } from '../../zap/endpoint';
-import type { ProviderClient } from '../setup/client';
+import { ProviderClient } from '../setup/client';
+import {
+  attemptsOf,
+  MANUAL,
+  MAX_WAIT_MS,
+  retryWait,
+  SCHEDULED,
+  seconds,
+  SUCCESS,
+  timeOf,
+  UNSEEN,
+  within,
+} from './attempts';
 
 /**
  * The questions only Svix Cloud can answer: its published server (svix-webhooks, server/svix-server) does not
@@ -27,6 +39,8 @@ export interface CloudQuestions {
   appId: string;
   /** Sends one AUCTION_STATUS_CHANGE message with the account's key; its id. */
   emit: () => Promise<string>;
+  /** The target's retry schedule (Svix's, or the emulator's compressed one): how long a retry may take. */
+  retryScheduleMs?: readonly number[];
   finding: (name: string, read: () => Promise<string>) => Promise<void>;
 }
 
@@ -150,6 +164,54 @@ export const askCloud = async (ask: CloudQuestions): Promise<void> => {
     const replay = await status(account, 'POST', `${app}/endpoint/${endpoint}/replay-missing`, { since });
     return `recover ${recover}; replay-missing ${replay}`;
   });
+
+  // recover while a message is still being retried: the open-source worker sends a manual attempt once, and its
+  // scheduled retries to that endpoint then end (the next is skipped). Whether Cloud's do: they carry a parked Zap's
+  // messages, so a recover (or resend) of one could lose what the schedule would have carried.
+  await finding(
+    `${CLOUD} recover of a message still being retried: its scheduled retries after the manual attempt`,
+    async () => {
+      const direct = new ProviderClient({ baseUrl: ask.baseUrl, apiKey: ask.apiKey });
+      const made = await account.call({
+        method: 'POST',
+        path: `${app}/endpoint`,
+        body: {
+          url: `https://contract-check.invalid/retried/${randomBytes(6).toString('hex')}`,
+          eventTypes: [EVENT_TYPE_NAME],
+        },
+        action: 'creating an endpoint',
+      });
+      const endpoint = account.decode(EndpointOut, made.body, 'creating an endpoint').id;
+      try {
+        const message = await ask.emit();
+        const attempts = () => attemptsOf(direct, appId, endpoint, message);
+        const first = await within(MAX_WAIT_MS, 250, async () => ((await attempts()).length > 0 ? true : undefined));
+        if (!first) return `${UNSEEN} within ${seconds(MAX_WAIT_MS)}: no first attempt`;
+        const since = new Date(Date.now() - 60 * 60 * 1000).toISOString();
+        const recover = `recover ${await status(account, 'POST', `${app}/endpoint/${endpoint}/recover`, { since })}`;
+        const manual = await within(MAX_WAIT_MS, 250, async () =>
+          (await attempts()).find((attempt) => attempt.triggerType === MANUAL),
+        );
+        if (!manual) return `${recover}; ${UNSEEN} within ${seconds(MAX_WAIT_MS)}: no manual attempt`;
+        const outcome = `${recover}; the manual attempt ${manual.status === SUCCESS ? 'succeeded' : 'failed'}`;
+        const scheduled = (await attemptsOf(account, appId, endpoint, message)).filter(
+          (attempt) => attempt.triggerType === SCHEDULED && timeOf(attempt) <= timeOf(manual),
+        );
+        const wait = retryWait(ask.retryScheduleMs, scheduled.length);
+        if (!wait) return `${outcome}; no scheduled retry was left`;
+        const later = await within(wait.waitMs, wait.everyMs, async () =>
+          (await attempts()).find((attempt) => attempt.triggerType === SCHEDULED && timeOf(attempt) > timeOf(manual)),
+        );
+        const due = `the next due ${seconds(wait.dueMs)} after the last`;
+        if (later) return `${outcome}; the scheduled retries went on`;
+        return wait.settles
+          ? `${outcome}; the scheduled retries ended (none within ${seconds(wait.waitMs)}, ${due})`
+          : `${outcome}; ${UNSEEN} within ${seconds(wait.waitMs)} whether they go on (${due})`;
+      } finally {
+        await status(account, 'DELETE', `${app}/endpoint/${endpoint}`).catch(() => undefined);
+      }
+    },
+  );
 
   // A browser's CORS preflight: whether a page could call Svix's API directly (no key is sent in one).
   await finding(`${CLOUD} a CORS preflight from a browser's origin`, async () => {

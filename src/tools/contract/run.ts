@@ -10,6 +10,8 @@ import { appUidFor, runSetup } from '../setup/setup';
 import { SubscribeData } from '../../models/inbound';
 import { RecordingRelay, type RecordedCall } from './proxy';
 import { askCloud, CLOUD, lagOf } from './cloud';
+import { UNSEEN } from './attempts';
+import { askParking } from './parking';
 import { schemaErrors, schemaFor } from './schemas';
 
 /**
@@ -27,6 +29,8 @@ export interface Target {
   kind: 'emulator' | 'account';
   baseUrl: string;
   apiKey: string;
+  /** How its retries are spaced (Svix's schedule unless given): the questions about retries wait that long. */
+  retryScheduleMs?: readonly number[];
 }
 
 export interface CaseResult {
@@ -271,16 +275,23 @@ export const runContract = async (
       });
     }
 
+    const emit = async () => (await newMessage()).id;
+    const retries = target.retryScheduleMs ? { retryScheduleMs: target.retryScheduleMs } : {};
+    // A Zap turned off and on again: Svix takes the parked URL, and a retry after a PATCH goes to the new URL.
+    await askParking({ account, direct: remover, appId: app_, emit, finding, ...retries });
+
     // What only Svix Cloud answers (rate limits, an integration key's routes, listing freshness, archived-type
-    // messages, pacing on the plan, retention, recover and replay-missing, CORS): findings, printed, not compared.
+    // messages, pacing on the plan, retention, recover and replay-missing, recover of a message being retried,
+    // CORS): findings, printed, not compared.
     await askCloud({
       baseUrl: target.baseUrl,
       apiKey: target.apiKey,
       account,
       integration: new ProviderClient({ baseUrl: serverUrl, apiKey: integrationKey }),
       appId: app_,
-      emit: async () => (await newMessage()).id,
+      emit,
       finding,
+      ...retries,
     });
 
     // The open questions of the account itself, asked with the account's key.
@@ -354,10 +365,13 @@ export const runContract = async (
   return { target: target.kind, ...(appId ? { appId } : {}), cases, findings, calls, ok };
 };
 
-/** Where the account and the emulator answered an open question differently: one line each (Cloud's own aside). */
+/**
+ * Where the account and the emulator answered an open question differently: one line each (Cloud's own aside, and
+ * an answer of the account's whose wait ran out, "not yet seen…", which settles nothing).
+ */
 export const differences = (account: ContractRun, emulator: ContractRun): string[] =>
   Object.entries(account.findings).flatMap(([question, answer]) => {
-    if (question.startsWith(CLOUD)) return [];
+    if (question.startsWith(CLOUD) || answer.startsWith(UNSEEN)) return [];
     const emulated = emulator.findings[question];
     return emulated === answer
       ? []

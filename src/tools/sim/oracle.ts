@@ -29,6 +29,8 @@ type Parts = {
   zaps: Pick<SimZaps, 'offs' | 'subscriptions' | 'zapOf'>;
   /** Whether the last subscribe or unsubscribe to end had its listing of the endpoints answered (the pace checked). */
   paceChecked: boolean;
+  /** The z.cache calls of turning Zaps on and off (their marks). */
+  operationCacheCalls: CacheCall[];
 };
 export type Judged = Parts & { setting: Setting; seed: number };
 
@@ -96,7 +98,7 @@ export const judge = (run: Judged): Outcome => {
     const doubled = Math.min(extra, Math.max(0, runs.filter((run) => !claimUnsettled(run)).length - 1));
     tally.unclaimed += extra - doubled;
     if (doubled > 0) fail('doubled', doubled, `run ${runs.length} times`, tried, message);
-    const off = offRuleOf(run.zaps.offs, message);
+    const off = offRuleOf(run, message);
     // An off whose unsubscribe Svix failed, and whose mark z.cache did not keep: nothing can tell it was off.
     if (off?.unmarked) {
       life.unmarked += 1;
@@ -139,18 +141,24 @@ export const judge = (run: Judged): Outcome => {
 
 /**
  * The off of its Zap past the edit grace (by the processes' clocks, each PROCESS_SKEW from the world's) that a message
- * was made in, or was sent in by Svix, if any: it may go unrun. `must`: made well inside one surely past the grace,
+ * was made in, or that Svix held it across, if any: it may go unrun. `must`: made well inside one surely past the grace,
  * where it must; `unmarked`: the off's unsubscribe failed with Svix and z.cache kept no mark of it.
  */
-const offRuleOf = (offs: readonly Off[], message: SimMessage) => {
+const offRuleOf = ({ zaps, operationCacheCalls }: Judged, message: SimMessage) => {
   const [maybeLong, surelyLong] = [EDIT_GRACE_MS - 2 * PROCESS_SKEW, EDIT_GRACE_MS + 2 * PROCESS_SKEW];
-  for (const off of offs) {
+  for (const off of zaps.offs) {
     const [until, returned] = [off.until ?? Infinity, off.returned ?? Infinity];
     if (off.zap !== message.zap || until - off.from <= maybeLong) continue;
     const inside = (at: number) => off.from <= at && at <= returned;
-    if (!inside(message.madeAt) && !(message.offAttempts ?? []).some(inside)) continue;
+    // Made in it, or held across some of it by Svix or Zapier's queue (not yet run when the Zap was turned off).
+    const held = (message.held ?? []).some((wait) => wait.from <= returned && off.from <= wait.until);
+    if (!inside(message.madeAt) && !held) continue;
     const must = until - off.from > surelyLong && off.from + SECOND < message.madeAt && message.madeAt < until - SECOND;
-    return { must, unmarked: !off.parked && off.marked === false };
+    // Svix failed the park: the rule rests on the mark, which z.cache may not have stored or handed back.
+    const unread = operationCacheCalls.some(
+      (call) => call.key === off.markKey && call.method === 'get' && call.fault && inside(call.start),
+    );
+    return { must, unmarked: !off.parked && (off.marked === false || unread) };
   }
   return undefined;
 };

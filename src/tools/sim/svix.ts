@@ -25,8 +25,9 @@ type Ends = {
 };
 export type SecretSpell = { key: string; label: string; from: number; endpoint: number } & Ends;
 
-/** A call of the app: a read of the secret, a listing, or a listing's further page (the allowance counts listings). */
-type Kind = 'read' | 'listing' | 'page';
+/** A call of the app: a read of the secret, a listing of messages, or a listing's further page (the allowance counts
+ * listings); or a call on the Consumer App's endpoints (a Zap's life, a sweep), outside the allowance. */
+type Kind = 'read' | 'listing' | 'page' | 'endpoints';
 export type SvixCall = { kind: Kind; start: number; end: number; ok: boolean; fault?: string; showed?: SecretSpell } & {
   /** What it asked: a listing of the endpoints is `GET /endpoint`. */
   what?: string;
@@ -37,8 +38,8 @@ type Payload = { auctioneerUuid: string; auctionUuid: string; status: string };
 export type SimMessage = { id: string; createdAt: number; payload: Payload; body: string; listed: string } & Commit &
   For;
 /** The Zap it is for, when it was made on the world's clock, whether any attempt found Zapier serving its Zap, and
- * when Svix attempted it while its Zap was off (the oracle judges a Zap's life by them). */
-type For = { zap: number; madeAt: number; served?: boolean; offAttempts?: number[] };
+ * when Svix held it between a failed attempt and the next (the oracle judges a Zap's life by them). */
+type For = { zap: number; madeAt: number; served?: boolean; held?: Array<{ from: number; until: number }> };
 /** When the transaction that wrote a message committed (Svix's clock): listings show it from then on. */
 type Commit = { committedAt: number };
 
@@ -216,7 +217,13 @@ export class SimSvix {
   async request(options: RequestOptions, log: SvixCall[], learns = true) {
     const { scheduler, faults } = this;
     const path = new URL(options.url).pathname;
-    const kind = path.endsWith('/secret') ? 'read' : typeof options.params?.iterator === 'string' ? 'page' : 'listing';
+    const kind = path.endsWith('/secret')
+      ? 'read'
+      : !path.endsWith('/msg')
+        ? 'endpoints'
+        : typeof options.params?.iterator === 'string'
+          ? 'page'
+          : 'listing';
     const paces = typeof options.body === 'string' && options.body.includes('"throttleRate"') ? ' (pace)' : '';
     const what = `${options.method ?? 'GET'} ${path.replace(/^\/api\/v1\/app\/[^/]+/, '')}${paces}`;
     const call: SvixCall = { kind, start: scheduler.now, end: scheduler.now, ok: false, what };

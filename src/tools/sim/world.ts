@@ -7,7 +7,7 @@ import { clockOf } from '../../zapier/clock';
 import type { Io } from '../../zapier/io';
 import { operationsFor } from '../../triggers/auctionStatusChanged';
 import { historyKey } from '../../delivery/driver';
-import { SimCache } from './cache';
+import { SimCache, type CacheCall } from './cache';
 import { judge } from './oracle';
 import { FORGERIES, PROCESS_SKEW, REVOKED_WITHIN, T0 } from './vocabulary';
 import type { Deliver, Kind, Life, PerformRecord, Process, SimDelivery } from './vocabulary';
@@ -78,8 +78,9 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   const cache = new SimCache(scheduler, faultRandom.fork(), cacheOptions);
   const rules = rulesOf(setting.rules);
   const performs: PerformRecord[] = [];
-  /** The Svix calls of turning Zaps on and off, and whether the last to end checked the pace. */
+  /** The Svix and z.cache calls of turning Zaps on and off, and whether the last to end checked the pace. */
   const operationCalls: SvixCall[] = [];
+  const operationCacheCalls: CacheCall[] = [];
   let paceChecked = true;
   const busy = new Set<Life>(); // the lives with performs running
 
@@ -141,7 +142,10 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const waited = zapierRandom.chance(share) ? zapierRandom.between(SECOND, 5 * MINUTE) : zapierRandom.between(5, 300);
     const process = zapierRandom.pick(processes);
     const start = () => startPerform(setting.cold ? newLife(process) : lifeOf(process), delivery, subscription);
-    scheduler.after(setting.backlogSeconds * SECOND + waited, start);
+    const wait = setting.backlogSeconds * SECOND + waited;
+    // Held in Zapier's queue until its perform: a long off of its Zap meanwhile may drop it (off means off).
+    if (delivery.message) (delivery.message.held ??= []).push({ from: scheduler.now, until: scheduler.now + wait });
+    scheduler.after(wait, start);
   };
 
   const startPerform = (life: Life, delivery: SimDelivery, subscribeData: SubscribeData): void => {
@@ -192,8 +196,6 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const stale = zapierRandom.chance(share) ? zapierRandom.between(0, 30 * SECOND) : 0;
     const subscription = zaps.servedAt(endpoint.urlAt(scheduler.now - stale));
     if (subscription) message.served = true;
-    // Attempted while its Zap was off: a long off's own, not run by the rule that off means off.
-    if (!zaps.subscriptionOf(message.zap)) (message.offAttempts ??= []).push(scheduler.now);
     const seconds = Math.floor(svix.now() / SECOND);
     const signedBy = endpoint.signingAt(scheduler.now);
     const keys = signedBy.map(({ key }) => key);
@@ -217,7 +219,10 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
         : failed === 'answer-lost'
           ? { kind: 'timeout' }
           : { kind: 'status', status: failed === 'gone' ? 410 : 503 };
-    scheduler.after(retryDelayMs(scheduled, how, retries.between()), () => attempt(message, endpointId, number + 1));
+    const wait = retryDelayMs(scheduled, how, retries.between());
+    // Held by Svix until its next attempt: a long off of its Zap meanwhile drops it (off means off).
+    (message.held ??= []).push({ from: scheduler.now, until: scheduler.now + wait });
+    scheduler.after(wait, () => attempt(message, endpointId, number + 1));
   };
 
   const uuid = (): string => {
@@ -300,8 +305,9 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
       paceChecked = last?.what === 'GET /endpoint' && last.ok;
       operationCalls.push(...calls);
     };
-    const done = run(operationsFor(life.runtime), ioFor(life, { calls, cacheCalls: [] }, false));
-    done.then(ended, ended);
+    const cacheCalls: CacheCall[] = [];
+    const done = run(operationsFor(life.runtime), ioFor(life, { calls, cacheCalls }, false));
+    done.then(ended, ended).finally(() => operationCacheCalls.push(...cacheCalls));
     return done;
   };
   const bundleOf = (zap: number, hook: string, subscribeData?: SubscribeData) => ({
@@ -329,8 +335,10 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     // Svix failing every call of this unsubscribe (and whatever else calls it meanwhile): its mark makes it good.
     if (editing.chance(setting.unsubscribeFails)) svix.downUntil = scheduler.now + 40 * SECOND;
     // Whether z.cache kept its mark of this off (zap/life.ts), for the judge: without it and the park, nothing can tell.
+    const markKey = `zap-off:${svix.appId}:${zapUidOf(old.data.zap ?? '')}`;
+    if (off) off.markKey = markKey;
     const marked = () => {
-      const mark = cache.peek(`zap-off:${svix.appId}:${zapUidOf(old.data.zap ?? '')}`);
+      const mark = cache.peek(markKey);
       return typeof mark === 'object' && mark !== null && Reflect.get(mark, 'gen') === old.data.gen;
     };
     void operate((ops, io) => ops.performUnsubscribe(io, bundleOf(zap, old.hook, old.data)))
@@ -454,5 +462,5 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     void sweep(callerOf(io, { authData }, 'zap-editor', clock.now(), clock.now), clock);
   });
   await scheduler.run(20_000_000, runtimeRule);
-  return judge({ setting, seed, svix, performs, processes, cache, scheduler, zaps, paceChecked });
+  return judge({ setting, seed, svix, performs, processes, cache, scheduler, zaps, paceChecked, operationCacheCalls });
 };

@@ -10,7 +10,11 @@ import type { SubscribeData } from '../../models/inbound';
 export type Subscribed = { hook: string; data: SubscribeData };
 /** When a Zap was off (world's clock): from its unsubscribe to the start of its next subscribe (`until`; none yet:
  * still off) and that subscribe's return (`returned`), and whether the unsubscribe parked its endpoint. */
-export type Off = { zap: number; from: number; until?: number; returned?: number; parked: boolean; marked?: boolean };
+export type Off = { zap: number; from: number; until?: number; returned?: number; parked: boolean } & {
+  /** Whether z.cache stored the unsubscribe's mark, and its key. */
+  marked?: boolean;
+  markKey?: string;
+};
 
 export class SimZaps {
   private readonly served = new Map<string, SubscribeData>();
