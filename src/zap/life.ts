@@ -124,15 +124,14 @@ const pointZapEndpoint = async (zap: ZapOn): Promise<Pointed> => {
       caller.io.log(`This Zap was off for over ${inWords(EDIT_GRACE_MS)}: what Svix held for it is not run.`);
     }
     if (found && state && decision === 'point') {
-      // An edit, or a Zap off briefly or with Run Missed: what it held keeps its time of the Zap being on.
+      // An edit, or a Zap off briefly or with Run Missed: what it held keeps its time of the Zap being on. The secret
+      // is read first, so that a subscribe that fails leaves the endpoint as it found it (parked, say).
       const on = state.metadata.on;
+      const secret = await again(caller, clock, () => getEndpointSecret(caller, found.id));
       const { status } = await again(caller, clock, () =>
         change(caller, found.id, pointing(zap, { gen, on }), ACTIONS.pointEndpoint),
       );
-      if (status !== 404) {
-        const secret = await again(caller, clock, () => getEndpointSecret(caller, found.id));
-        return { id: found.id, secret, gen, on };
-      }
+      if (status !== 404) return { id: found.id, secret, gen, on };
     } else {
       const metadata = encodeMetadata({ zap: zap.scope, gen, on: now, ...(zap.keep ? { keep: '1' } : {}) });
       const created = await again(caller, clock, () =>

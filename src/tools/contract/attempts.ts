@@ -74,7 +74,7 @@ export const within = async <T>(
 /** The retry after `scheduled` scheduled attempts: when it is due after the last, and how long to wait for it. */
 export interface RetryWait {
   dueMs: number;
-  /** Twice the delay (its jitter is ±20%) and a second more for Svix's queue, at most MAX_WAIT_MS. */
+  /** Three times the delay (its jitter is ±20%; the rest for Svix's queue) and a moment, at most MAX_WAIT_MS. */
   waitMs: number;
   /** Whether the wait covers it: if nothing came, nothing was coming. */
   settles: boolean;
@@ -88,7 +88,7 @@ export const retryWait = (
 ): RetryWait | undefined => {
   const dueMs = schedule[scheduled - 1];
   if (dueMs === undefined) return undefined;
-  const needed = 2 * dueMs + 1_000;
+  const needed = 3 * dueMs + 250;
   return {
     dueMs,
     waitMs: Math.min(MAX_WAIT_MS, needed),

@@ -42,7 +42,7 @@ export const FIELDS = {
   zapierRefuses: number(0, 0.5, false), // of deliveries Zapier refuses (429, with a Retry-After of 1-120 s)
   togetherOn: number(0, 50), // Zaps turned on at once as the run starts (no events of their own): pacing
   noMeta: oneOf(true, false), // Zapier names no Zap to subscribe and unsubscribe (each is its target URL's)
-  unsubscribeFails: number(0, 1, false), // of unsubscribes during which Svix answers no call (40 s down)
+  unsubscribeFails: number(0, 1, false), // of unsubscribes whose every Svix call Svix answers 503
 };
 type Field = keyof typeof FIELDS;
 const isField = (key: string): key is Field => Object.hasOwn(FIELDS, key);

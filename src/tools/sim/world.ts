@@ -135,6 +135,12 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     ...{ errors, log: () => undefined },
   });
 
+  /** Ports whose every Svix call Svix answers 503. */
+  const svixFailing = (io: Io): Io => ({
+    ...io,
+    send: (options) => io.send(options, false).then(() => ({ status: 503, content: '' })),
+  });
+
   /** Zapier's queue: a delivery waits, then its perform starts in the latest life of the process it went to (a new
    * one, where every delivery goes to a fresh process). */
   const receive = (delivery: SimDelivery, subscription: SubscribeData): void => {
@@ -332,8 +338,8 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
    * Then `next`. */
   const turnOff = (zap: number, old: Subscribed, next = (): void => undefined): void => {
     const off = zaps.unsubscribed(zap, old, scheduler.now);
-    // Svix failing every call of this unsubscribe (and whatever else calls it meanwhile): its mark makes it good.
-    if (editing.chance(setting.unsubscribeFails)) svix.downUntil = scheduler.now + 40 * SECOND;
+    // Svix failing every call of this unsubscribe: its mark makes it good.
+    const failing = editing.chance(setting.unsubscribeFails);
     // Whether z.cache kept its mark of this off (zap/life.ts), for the judge: without it and the park, nothing can tell.
     const markKey = `zap-off:${svix.appId}:${zapUidOf(old.data.zap ?? '')}`;
     if (off) off.markKey = markKey;
@@ -341,7 +347,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
       const mark = cache.peek(markKey);
       return typeof mark === 'object' && mark !== null && Reflect.get(mark, 'gen') === old.data.gen;
     };
-    void operate((ops, io) => ops.performUnsubscribe(io, bundleOf(zap, old.hook, old.data)))
+    void operate((ops, io) => ops.performUnsubscribe(failing ? svixFailing(io) : io, bundleOf(zap, old.hook, old.data)))
       .then(
         ({ removed }) => off && Object.assign(off, { parked: removed, marked: marked() }),
         () => off && Object.assign(off, { marked: marked() }),
