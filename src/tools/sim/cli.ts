@@ -63,6 +63,11 @@ const WORST: Array<[label: string, of: (outcome: Outcome) => number, digits?: nu
   ['unanswered', (outcome) => outcome.unanswered],
   ['unclaimed', (outcome) => outcome.unclaimed],
   ['starved', (outcome) => outcome.starved],
+  ['unmarked', (outcome) => outcome.unmarked],
+  ['unnamed', (outcome) => outcome.unnamed],
+  ['skipped', (outcome) => outcome.skipped],
+  ['late_p50_s', (outcome) => outcome.late.p50],
+  ['late_max_s', (outcome) => outcome.late.max],
 ];
 
 const summaryLine = (setting: Setting, outcomes: Outcome[], { from, to }: Seeds): string => {

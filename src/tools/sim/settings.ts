@@ -188,7 +188,7 @@ export const outcomeLine = (outcome: Outcome, setting: Setting): string =>
   `junk_over_allowance=${outcome.junkOverBound} over_time=${outcome.overTime} over_memory=${outcome.overMemory} ` +
   `unanswered=${outcome.unanswered} unclaimed=${outcome.unclaimed} starved=${outcome.starved} cut=${outcome.cut} ` +
   `svix_calls=${outcome.svixCalls} ` +
-  `skipped=${outcome.skipped} refused_throughout=${outcome.refusedThroughout} ran_while_off=${outcome.ranWhileOff} zap_life=${outcome.zapLife} unmarked=${outcome.unmarked} ` +
+  `skipped=${outcome.skipped} refused_throughout=${outcome.refusedThroughout} ran_while_off=${outcome.ranWhileOff} zap_life=${outcome.zapLife} unmarked=${outcome.unmarked} unnamed=${outcome.unnamed} ` +
   `late_p50_s=${outcome.late.p50} late_max_s=${outcome.late.max} ` +
   `cache_calls=${outcome.cacheCalls} virtual_s=${outcome.virtualSeconds} p99_ms=${outcome.latency.p99} max_ms=${outcome.latency.max} replay="${replayCommand(setting, outcome.seed)}"`;
 

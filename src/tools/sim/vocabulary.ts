@@ -75,8 +75,10 @@ export const Outcome = t.type({
   /** skipped: made or sent while its Zap was off past the edit grace, and not run (excused); ranWhileOff: made well
    * inside such a time, and run; refusedThroughout: Zapier served its Zap and refused every attempt (excused); zapLife: endpoints left live for a Zap that is off, a Zap on without its endpoint, pace over 25. */
   ...{ skipped: t.number, refusedThroughout: t.number, ranWhileOff: t.number, zapLife: t.number },
-  /** unmarked: events run or not run in an off whose unsubscribe Svix failed and z.cache kept no mark of (excused). */
+  /** unmarked: events run or not run in an off whose unsubscribe Svix failed and z.cache kept no mark of; unnamed:
+   * events run twice or not at all, made or held while an edit of a Zap Zapier names to no call ran (both excused). */
   unmarked: t.number,
+  unnamed: t.number,
   /** How long after it was made each event that ran first ran, s: the median and the worst. */
   late: t.type({ p50: t.number, max: t.number }),
   /** How long genuine deliveries that ran took from perform to answer, ms: the 99th percentile and the longest. */

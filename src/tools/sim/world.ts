@@ -370,7 +370,12 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
       // Zapier publishes one version of a Zap at a time: an edit waits for the one under way.
       if (!old || editingZaps.has(zap)) return;
       editingZaps.add(zap);
-      const done = () => void editingZaps.delete(zap);
+      // An edit of a Zap Zapier does not name: its versions are two Zaps to the app (a limit the judge names).
+      const unnamed = setting.noMeta ? zaps.unnamedEdit(zap, scheduler.now) : undefined;
+      const done = () => {
+        editingZaps.delete(zap);
+        if (unnamed) unnamed.until = scheduler.now;
+      };
       // Zapier's target URL is new for each activation, as it documents; an edit may keep it. Where it names no Zap,
       // a new URL is another Zap's to the app.
       const hook = sameHook && !setting.noMeta ? old.hook : zaps.newHook();

@@ -22,6 +22,8 @@ export class SimZaps {
   private readonly current: Array<Subscribed | undefined> = [];
   private readonly made: Array<Set<string>> = [];
   readonly offs: Off[] = [];
+  /** Edits of Zaps Zapier names to no call: from the first call to the end of the second (none yet: under way). */
+  readonly unnamedEdits: Array<{ zap: number; from: number; until?: number }> = [];
   private readonly offSince = new Map<number, Off>();
   private hooks = 0;
 
@@ -60,6 +62,13 @@ export class SimZaps {
     this.offs.push(off);
     this.offSince.set(zap, off);
     return off;
+  }
+
+  /** An edit of a Zap named to no call begins. */
+  unnamedEdit(zap: number, at: number): { zap: number; from: number; until?: number } {
+    const edit = { zap, from: at };
+    this.unnamedEdits.push(edit);
+    return edit;
   }
 
   /** The Zap whose subscribe made this endpoint, if one did. */
