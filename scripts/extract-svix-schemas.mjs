@@ -16,6 +16,7 @@ const ROOTS = [
   'EndpointSecretOut',
   'MessageOut',
   'ListResponse_MessageOut_',
+  'ListResponse_MessageAttemptOut_',
   'IntegrationOut',
   'IntegrationKeyOut',
   'ListResponse_IntegrationOut_',
@@ -37,12 +38,15 @@ const kept = {};
 const strip = (node) => {
   if (Array.isArray(node)) return node.map(strip);
   if (typeof node !== 'object' || node === null) return node;
+  // A nullable reference (MessageAttemptOut's msg): JSON Schema says it as a choice, as ajv's nullable needs a type.
+  if (node.$ref && node.nullable === true) return { anyOf: [{ $ref: node.$ref }, { type: 'null' }] };
   const out = {};
   for (const [key, value] of Object.entries(node)) {
     // "properties" maps field names to schemas: a field may be called "description".
     if (key === 'properties')
       out[key] = Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, strip(schema)]));
-    else if (!DROPPED.has(key)) out[key] = strip(value);
+    // Extensions (x-enum-varnames…) name things for code generators: not structure.
+    else if (!DROPPED.has(key) && !key.startsWith('x-')) out[key] = strip(value);
   }
   return out;
 };
