@@ -381,6 +381,80 @@ describe('10. resend of an expired message; eventTypes [] (v1/endpoints/attempt.
   });
 });
 
+describe("a Zap's endpoint pointed elsewhere while its messages are retried (worker.rs)", () => {
+  /** The URL each attempt of the message went to, oldest first. */
+  const urls = (app: string, message: string) => emulator.attempts(app, message).map((attempt) => attempt.url);
+
+  it('sends an attempt after a PATCH to the new URL at once: the API clears the cache of endpoints (endpoint/crud.rs)', async () => {
+    await start({ retryScheduleMs: [] });
+    const before = await receiver(() => 500);
+    const after = await receiver();
+    const app = await newApp();
+    const endpoint = await newEndpoint(app, before.url);
+    const message = await send(app);
+    await emulator.idle();
+    expect((await call('PATCH', `/api/v1/app/${app}/endpoint/${endpoint}`, { url: after.url })).status).toBe(200);
+    emulator.resend(app, message, endpoint);
+    await emulator.idle();
+    expect(urls(app, message)).toEqual([before.url, after.url]);
+  });
+
+  it('with endpointCacheMs, reads the endpoint as it was when last read within that time: its old URL, still enabled (layered_fetch)', async () => {
+    // The cache's age is measured by the emulator's clock, moved here by hand: no wait, no race with timers.
+    let now = Date.now();
+    await start({ retryScheduleMs: [], endpointCacheMs: 30_000, clock: () => now });
+    const before = await receiver(() => 500);
+    const after = await receiver();
+    const app = await newApp();
+    const endpoint = await newEndpoint(app, before.url);
+    const patch = (body: unknown) => call('PATCH', `/api/v1/app/${app}/endpoint/${endpoint}`, body);
+    const resend = async () => {
+      emulator.resend(app, message, endpoint);
+      await emulator.idle();
+    };
+    // The first attempt reads the app's endpoints: kept 30 s from now.
+    const message = await send(app);
+    await emulator.idle();
+    expect((await patch({ url: after.url })).status).toBe(200);
+    await resend();
+    now += 29_999;
+    await resend();
+    expect(urls(app, message)).toEqual([before.url, before.url, before.url]);
+    // 30 s on, the next attempt reads them afresh (and keeps them 30 s from then).
+    now += 1;
+    await resend();
+    expect(urls(app, message)).toEqual([before.url, before.url, before.url, after.url]);
+    // Disabled: an attempt within the time still reads it enabled; after it, none is made.
+    expect((await patch({ disabled: true })).status).toBe(200);
+    await resend();
+    now += 30_000;
+    await resend();
+    expect(urls(app, message)).toEqual([before.url, before.url, before.url, after.url, after.url]);
+    expect(before.received).toHaveLength(3);
+    expect(after.received).toHaveLength(2);
+  });
+
+  it('with manualAttemptEndsRetries, a failed manual attempt ends the scheduled retries; without it they go on', async () => {
+    // One attempt at a time, in the order queued: the manual attempt is made before the scheduled retry is due.
+    const run = async (manualAttemptEndsRetries: boolean) => {
+      await start({ retryScheduleMs: [5, 5], concurrency: 1, manualAttemptEndsRetries });
+      const down = await receiver(() => 500);
+      const app = await newApp();
+      const endpoint = await newEndpoint(app, down.url);
+      const release = emulator.holdDeliveries();
+      const message = await send(app);
+      emulator.resend(app, message, endpoint);
+      release();
+      await emulator.idle();
+      const made = emulator.attempts(app, message).map((attempt) => `${attempt.triggerType} ${attempt.status}`);
+      await emulator.stop();
+      return made;
+    };
+    expect(await run(true)).toEqual(['scheduled fail', 'manual fail']);
+    expect(await run(false)).toEqual(['scheduled fail', 'manual fail', 'scheduled fail', 'scheduled fail']);
+  });
+});
+
 describe('what the contract suite asks Svix Cloud, as the open-source server answers it', () => {
   it("answers a browser's CORS preflight without a key: any origin, any method (lib.rs, CorsLayer)", async () => {
     await start();

@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import { Svix, Webhook } from 'svix';
+import { MessageAttemptTriggerType, MessageStatus, Svix, Webhook } from 'svix';
 import { ProviderEmulator, type EmulatorOptions } from '../../src/tools/sandbox/emulator';
 import { listenOnLoopback } from '../../src/tools/sandbox/net';
 import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/svix/eventType';
@@ -634,6 +634,43 @@ describe('messages and deliveries', () => {
       'scheduled',
       'manual',
     ]);
+  });
+
+  it("lists an endpoint's attempts, newest first, each with the URL it went to (attempt.rs, list_attempts_by_endpoint)", async () => {
+    await start({ retryScheduleMs: [] });
+    const down = await receiver(() => 503);
+    const up = await receiver();
+    const app = await svix.application.create({ name: 'Attempts' });
+    const endpoint = await svix.endpoint.create(app.id, { url: down.url });
+    const other = await svix.endpoint.create(app.id, { url: up.url });
+    // The second attempt a slot of 4 ms after the first: within one, ids sort by their random part, as Svix's do.
+    let now = Date.now();
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+    try {
+      const message = await svix.message.create(app.id, { eventType: EVENT_TYPE_NAME, payload });
+      await emulator.idle();
+      now += 8;
+      await svix.endpoint.patch(app.id, endpoint.id, { url: up.url });
+      emulator.resend(app.id, message.id, endpoint.id);
+      await emulator.idle();
+      const seen = (await svix.messageAttempt.listByEndpoint(app.id, endpoint.id)).data.map(
+        ({ url, status, triggerType, msgId, endpointId }) => ({ url, status, triggerType, msgId, endpointId }),
+      );
+      const sent = { msgId: message.id, endpointId: endpoint.id };
+      expect(seen).toEqual([
+        { url: up.url, status: MessageStatus.Success, triggerType: MessageAttemptTriggerType.Manual, ...sent },
+        { url: down.url, status: MessageStatus.Fail, triggerType: MessageAttemptTriggerType.Scheduled, ...sent },
+      ]);
+      const failed = await svix.messageAttempt.listByEndpoint(app.id, endpoint.id, { status: MessageStatus.Fail });
+      expect(failed.data.map((attempt) => attempt.url)).toEqual([down.url]);
+      const paged = await svix.messageAttempt.listByEndpoint(app.id, endpoint.id, { limit: 1 });
+      expect(paged).toMatchObject({ data: [{ url: up.url }], done: false });
+      // Another endpoint's attempts are its own; an endpoint that is not there answers 404.
+      expect((await svix.messageAttempt.listByEndpoint(app.id, other.id)).data).toHaveLength(1);
+      expect((await apiError(svix.messageAttempt.listByEndpoint(app.id, 'ep_missing'))).code).toBe(404);
+    } finally {
+      jest.restoreAllMocks();
+    }
   });
 
   it('never delivers off this machine', async () => {
