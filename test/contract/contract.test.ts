@@ -71,7 +71,7 @@ describe('npm run contract', () => {
     expect(isRight(report) && report.right.runs[0]?.calls.length).toBeGreaterThan(40);
   }, 30_000);
 
-  it('asks each question only Svix Cloud answers, printed as a finding (here, what the emulator says)', async () => {
+  it('asks each question only Svix Cloud answers, printed as a finding (here, what the emulator says), and those a Zap off and on rests on', async () => {
     const { io, lines } = collecting();
     expect(await main([], io)).toBe(0);
     const saw = (question: string) => lines.find((line) => line.startsWith(`  saw   cloud: ${question}: `)) ?? '';
@@ -85,9 +85,25 @@ describe('npm run contract', () => {
     expect(saw('payload retention of 1 day, and of 90')).toMatch(/: 1 day: 202; 90 days: 202$/);
     // The emulator answers replay-missing as Svix Cloud does (the open-source server's 404 is its option).
     expect(saw('recover and replay-missing on an endpoint')).toMatch(/: recover 202; replay-missing 202$/);
+    // The open-source worker's answer: the manual attempt ends the message's scheduled retries to the endpoint.
+    expect(saw('recover of a message still being retried: its scheduled retries after the manual attempt')).toMatch(
+      /: recover 202; the manual attempt failed; the scheduled retries ended \(none within [\d.]+ s, the next due [\d.]+ s after the last\)$/,
+    );
     expect(saw("a CORS preflight from a browser's origin")).toMatch(/: answers 200, allows origin \*$/);
     // None of them passes or fails the run.
     expect(lines.filter((line) => /FAIL|DIFFERS/.test(line))).toEqual([]);
+    // What a Zap turned off and on rests on, which the account and the emulator must answer alike.
+    const asked = (question: string) => lines.find((line) => line.startsWith(`  saw   ${question}: `)) ?? '';
+    expect(asked('a parked URL (https://parked.invalid/zapier/…) on endpoint create and PATCH')).toMatch(
+      /: create 201; PATCH 200$/,
+    );
+    expect(asked("an attempt after a PATCH of the endpoint's url: where it goes")).toMatch(
+      /: the next attempt went to the new URL$/,
+    );
+    // Read from the attempt listing, whose answers have the contract's shape.
+    expect(lines.join('\n')).toMatch(
+      /\| GET \/api\/v1\/app\/\{app_id\}\/attempt\/endpoint\/\{ep_id\} +\| 200 +\| ok \(ListResponse_MessageAttemptOut_\)/,
+    );
   }, 30_000);
 
   it('runs against an account over HTTP (the served emulator, its key in SVIX_API_KEY), leaving no Consumer App', async () => {
@@ -191,5 +207,13 @@ describe('npm run contract', () => {
     // What only Svix Cloud answers (its plan's pacing, say) is recorded, not compared with the open-source server.
     const pacing = "cloud: throttleRate 25 on this account's plan";
     expect(differences(run({ [pacing]: 'refused (403)' }), run({ [pacing]: 'accepted' }))).toEqual([]);
+    // An answer of the account's whose wait ran out settles nothing; one that saw where the retry went does.
+    const moved = "an attempt after a PATCH of the endpoint's url: where it goes";
+    const unseen = 'not yet seen within 30 s: no attempt after the PATCH (the next retry due 300 s after the last)';
+    const emulated = run({ [moved]: 'the next attempt went to the new URL' });
+    expect(differences(run({ [moved]: unseen }), emulated)).toEqual([]);
+    expect(differences(run({ [moved]: 'the next attempt went to the old URL' }), emulated)).toEqual([
+      `${moved}: the account answered "the next attempt went to the old URL", the emulator "the next attempt went to the new URL"`,
+    ]);
   });
 });
