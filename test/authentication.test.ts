@@ -2,7 +2,6 @@ import nock from 'nock';
 import { createAppTester } from 'zapier-platform-core';
 import app from '../src';
 import { authentication, connectionLabelOf, testConnection } from '../src/authentication';
-import { disabledZapMessage } from '../src/zap/access';
 import { endpointDescription, EVENT_TYPE_ARCHIVED } from '../src/zap/endpoint';
 import { API_KEY, APP_ID, EU_API_KEY, PROVIDER, authData, failure } from './helpers/fixtures';
 
@@ -207,31 +206,19 @@ describe('authentication', () => {
       scope.done();
     });
 
-    it("names a Zap whose endpoint Svix disabled (by its endpoint's description), or says which Zaps when unnamed", async () => {
-      const endpoint = (description: string, disabled = true) => ({
-        id: 'ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk1',
-        url: 'https://hooks.zapier.com/hooks/standard/1/2/',
-        uid: 'zapier-0123456789abcdef',
-        description,
-        disabled,
+    it('passes whatever endpoints Svix disabled (their Zaps may be off or gone), and sweeps what no Zap will use', async () => {
+      const endpoint = (id: string, metadata: Record<string, string>, disabled = true) => ({
+        ...{ id, url: 'https://parked.invalid/zapier/0', uid: `zapier-zap-${id.slice(3)}` },
+        ...{ description: endpointDescription({ name: 'Email bidders' }), disabled, metadata },
       });
-      const named = mayDoAll(nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application), 200, [
-        endpoint(endpointDescription({ name: 'Email bidders' }), false),
-        endpoint(endpointDescription({ name: 'Update the website' })),
-      ]);
-      expect((await failure(appTester(test, { authData }))).message).toBe(disabledZapMessage('"Update the website"'));
-      named.done();
-      const unnamed = mayDoAll(nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application), 200, [
-        endpoint('Edited in the dashboard'),
-      ]);
-      expect((await failure(appTester(test, { authData }))).message).toBe(disabledZapMessage(undefined));
-      unnamed.done();
-      // An endpoint this integration did not make (the set-up's, another receiver's) is not a Zap's.
-      const other = mayDoAll(nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application), 200, [
-        { ...endpoint('A receiver'), uid: 'setup-0123' },
-      ]);
+      const parkedLongAgo = { zap: 'zap-1', gen: '2', on: '1', parked: '1' };
+      const scope = mayDoAll(nock(PROVIDER).get(`/api/v1/app/${APP_ID}`).reply(200, application), 200, [
+        endpoint('ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk1', parkedLongAgo),
+        endpoint('ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk2', { ...parkedLongAgo, keep: '1' }, false),
+        { ...endpoint('ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk3', {}), uid: 'setup-0123' },
+      ]).delete(`/api/v1/app/${APP_ID}/endpoint/ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk1`).reply(204);
       await expect(appTester(test, { authData })).resolves.toEqual({ id: APP_ID, name: 'Acme Auctions', label });
-      other.done();
+      scope.done();
     });
   });
 });

@@ -5,7 +5,7 @@ import type { Halt } from '../src/delivery/machine';
 import { authentication } from '../src/authentication';
 import { EVENT_TYPE_ARCHIVED, EVENT_TYPE_NOT_PERMITTED, THIS_ZAP_DISABLED } from '../src/zap/endpoint';
 import { ACTIONS, appNotFound, ENDPOINT_MESSAGES } from '../src/svix/api';
-import { ACCESS_ACTIONS, ACCESS_MESSAGES, disabledZapMessage } from '../src/zap/access';
+import { ACCESS_ACTIONS, ACCESS_MESSAGES } from '../src/zap/access';
 import { EVENT_TYPE_ACTIONS } from '../src/svix/eventType';
 import { readConnection, APP_ID_HELP } from '../src/svix/connection';
 import {
@@ -126,9 +126,6 @@ const zapierMessages = async (): Promise<string[]> => {
     EVENT_TYPE_NOT_PERMITTED,
     EVENT_TYPE_ARCHIVED,
     THIS_ZAP_DISABLED,
-    disabledZapMessage(undefined),
-    // The longest name an endpoint's description gives a Zap (80 characters, quoted).
-    disabledZapMessage(`"${'Email bidders '.repeat(6).slice(0, 80)}"`),
     appNotFound(connection),
     appNotFound({ ...connection, apiKey: 'integsk_abc' }),
     APP_ID_HELP,

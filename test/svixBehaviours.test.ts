@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as t from 'io-ts';
 import app from '../src';
-import { disabledZapMessage } from '../src/zap/access';
 import { THIS_ZAP_DISABLED } from '../src/zap/endpoint';
 import { EndpointOut, EventTypeOut } from '../src/svix/codecs';
 import { EVENT_TYPE_NAME } from '../src/svix/eventType';
@@ -133,7 +132,7 @@ describe("a Zap's endpoint that Svix disabled after its deliveries failed for da
     return { authData, zap, auctions, appId: setup.appId, running: runner };
   };
 
-  it('Test trigger and the connection test say so in plain words', async () => {
+  it('Test trigger says so in plain words; the connection test passes (the Zap may be off or gone)', async () => {
     const { authData, zap } = await disabledZap();
     const listed = await refusal('triggers.auction_status_changed.operation.performList', {
       authData,
@@ -142,9 +141,7 @@ describe("a Zap's endpoint that Svix disabled after its deliveries failed for da
       targetUrl: zap.targetUrl,
     });
     expect(listed).toMatchObject({ message: THIS_ZAP_DISABLED, code: 'EndpointDisabled' });
-    const tested = await refusal('authentication.test', { authData });
-    expect(tested.message).toBe(disabledZapMessage('"Email bidders"'));
-    expect(tested.message).toMatch(/^Turn the Zap "Email bidders" off and on again: Svix disabled its endpoint/);
+    await expect(invoke('authentication.test', { authData })).resolves.toEqual(expect.anything());
   });
 
   it('turning the Zap off and on brings it back: events run again', async () => {

@@ -58,12 +58,12 @@ const field = (inputData: unknown, key: FilterField): unknown =>
     ? Object.getOwnPropertyDescriptor(inputData, key)?.value
     : undefined;
 
-/** A Yes/No option; `unset`: what a Zap that never set it gets (its default in the Zap editor). */
-const yesOrNo = (value: unknown, unset = false): boolean | undefined => {
+/** A Yes/No option; unset, No (the Zap editor saves each option's default in a new Zap). */
+const yesOrNo = (value: unknown): boolean | undefined => {
   const decoded = YesNo.decode(value);
   if (!isRight(decoded)) return undefined;
   const answer = decoded.right;
-  if (answer === undefined || answer === null) return unset;
+  if (answer === undefined || answer === null) return false;
   if (typeof answer === 'boolean') return answer;
   const word = answer.trim().toLowerCase();
   return YES.has(word) ? true : NO.has(word) ? false : undefined;
@@ -74,8 +74,7 @@ export const readFilters = (inputData: unknown): FilterResult => {
   if (!isRight(statuses)) return { ok: false, field: 'statuses' };
   const auctioneer = Auctioneer.decode(field(inputData, 'auctioneerUuid'));
   if (!isRight(auctioneer)) return { ok: false, field: 'auctioneerUuid' };
-  // On unless the person chose No: a Zap never goes backwards by default.
-  const skipOutdated = yesOrNo(field(inputData, 'skipOutdated'), true);
+  const skipOutdated = yesOrNo(field(inputData, 'skipOutdated'));
   if (skipOutdated === undefined) return { ok: false, field: 'skipOutdated' };
   const catchUp = yesOrNo(field(inputData, 'catchUp'));
   if (catchUp === undefined) return { ok: false, field: 'catchUp' };

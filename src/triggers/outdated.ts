@@ -24,7 +24,11 @@ export const newestRun = async (io: Cache, scope: string, auctionUuid: string): 
   return isRight(stored) ? stored.right.at : -Infinity;
 };
 
-/** Records the event the Zap just ran for as the auction's newest, unless the newest it read was as new. */
+/**
+ * Records the event the Zap just ran for as the auction's newest, unless the newest it read was as new. Where that
+ * read found none (the auction's first event, or z.cache throttling the read), it reads again first: a run that
+ * overlapped it may have recorded a newer one, and the record never moves back.
+ */
 export const recordNewest = async (
   io: Cache,
   scope: string,
@@ -32,6 +36,7 @@ export const recordNewest = async (
   at: number,
   newest: number,
 ): Promise<void> => {
-  if (newest >= at) return;
+  const known = newest === -Infinity ? await newestRun(io, scope, auctionUuid) : newest;
+  if (known >= at) return;
   await io.cache.set(newestKey(scope, auctionUuid), { at }, CLAIM_TTL_SECONDS, false).catch(() => undefined);
 };

@@ -1,5 +1,6 @@
 import { appNotFound } from '../svix/api';
-import { EventTypeOut } from '../svix/codecs';
+import { isRight } from 'fp-ts/Either';
+import { EventTypeOut, ListResponseEndpointOut } from '../svix/codecs';
 import { EVENT_TYPE_ACTIONS, EVENT_TYPE_NAME } from '../svix/eventType';
 import { isIntegrationKey } from '../svix/ids';
 import { callProvider, decodeAnswer, type Caller } from '../svix/client';
@@ -96,5 +97,6 @@ export const checkAccess = async (caller: Caller): Promise<void> => {
   }
   // What no Zap will use again goes. An endpoint Svix disabled is no reason to refuse the connection: its Zap may be
   // off or gone, and a Zap that is on says so at its own Test trigger (zap/endpoint.ts).
-  await sweep(caller, nodeClock);
+  const listed = ListResponseEndpointOut.decode(answers[0]?.body);
+  await sweep(caller, nodeClock, isRight(listed) && listed.right.done ? listed.right.data : undefined);
 };

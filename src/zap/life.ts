@@ -109,40 +109,43 @@ const pointing = (zap: ZapOn, pointed: Pick<Pointed, 'gen' | 'on'>): EndpointCha
   metadata: encodeMetadata({ zap: zap.scope, gen: pointed.gen, on: pointed.on, ...(zap.keep ? { keep: '1' } : {}) }),
 });
 
-/** Makes the Zap's endpoint, or points the one it has at this subscription, or replaces it (policy.onSubscribe). */
+/**
+ * Makes the Zap's endpoint (one Svix call, for a Zap's first time on), or, where Svix has it already (409), points it
+ * at this subscription or replaces it, as policy.onSubscribe says.
+ */
 const pointZapEndpoint = async (zap: ZapOn): Promise<Pointed> => {
   const { caller, clock, now } = zap;
   const uid = zapUidOf(zap.scope);
   const marks = await readMarks(caller, clock, uid);
-  for (let attempt = 1; ; attempt += 1) {
+  let gen = (marks.on?.gen ?? 0) + 1;
+  // Made, or found and pointed; found and replaced, then made; found gone between the calls, then made.
+  for (let attempt = 1; attempt <= 3; attempt += 1) {
+    const metadata = encodeMetadata({ zap: zap.scope, gen, on: now, ...(zap.keep ? { keep: '1' } : {}) });
+    const created = await again(caller, clock, () =>
+      createZapEndpoint(caller, { url: zap.url, uid, meta: zap.meta, metadata, rate: PACE_PER_SECOND }),
+    );
+    if (created.kind === 'created') return { id: created.id, secret: created.secret, gen, on: now };
+    // Svix has it: made by this Zap before, or by this subscribe's own try whose answer was lost.
     const found = await again(caller, clock, () => findEndpoint(caller, uid));
     const state = found && foundOf(found);
-    const decision = onSubscribe(state, marks, now, zap.keep);
-    const gen = Math.max(state?.metadata.gen ?? 0, marks.on?.gen ?? 0) + 1;
-    if (found && decision === 'replace') {
+    if (!found || !state) continue;
+    gen = Math.max(gen, state.metadata.gen + 1);
+    if (onSubscribe(state, marks, now, zap.keep) === 'replace') {
       await again(caller, clock, () => deleteEndpoint(caller, found.id));
       caller.io.log(`This Zap was off for over ${inWords(EDIT_GRACE_MS)}: what Svix held for it is not run.`);
+      continue;
     }
-    if (found && state && decision === 'point') {
-      // An edit, or a Zap off briefly or with Run Missed: what it held keeps its time of the Zap being on. The secret
-      // is read first, so that a subscribe that fails leaves the endpoint as it found it (parked, say).
-      const on = state.metadata.on;
-      const secret = await again(caller, clock, () => getEndpointSecret(caller, found.id));
-      const { status } = await again(caller, clock, () =>
-        change(caller, found.id, pointing(zap, { gen, on }), ACTIONS.pointEndpoint),
-      );
-      if (status !== 404) return { id: found.id, secret, gen, on };
-    } else {
-      const metadata = encodeMetadata({ zap: zap.scope, gen, on: now, ...(zap.keep ? { keep: '1' } : {}) });
-      const created = await again(caller, clock, () =>
-        createZapEndpoint(caller, { url: zap.url, uid, meta: zap.meta, metadata, rate: PACE_PER_SECOND }),
-      );
-      // Made by this subscribe, or by its own earlier try whose answer was lost (409): found, and pointed, again.
-      if (created.kind === 'created') return { id: created.id, secret: created.secret, gen, on: now };
-    }
-    // Deleted or made by someone else between the calls: once more, then the person's to retry.
-    if (attempt >= 2) throw new caller.io.errors.Error(ENDPOINT_RACED, 'EndpointRaced', 409);
+    // An edit, or a Zap off briefly or with Run Missed: what it held keeps its time of the Zap being on. The secret is
+    // read first, so that a subscribe that fails leaves the endpoint as it found it (parked, say).
+    const on = state.metadata.on;
+    const secret = await again(caller, clock, () => getEndpointSecret(caller, found.id));
+    const { status } = await again(caller, clock, () =>
+      change(caller, found.id, pointing(zap, { gen, on }), ACTIONS.pointEndpoint),
+    );
+    if (status !== 404) return { id: found.id, secret, gen, on };
   }
+  // Deleted or made by someone else between the calls, over and over: the person's to retry.
+  throw new caller.io.errors.Error(ENDPOINT_RACED, 'EndpointRaced', 409);
 };
 
 /** The Zap's endpoint as policy.ts reads it. */
@@ -190,8 +193,9 @@ export const unsubscribeZap = async (
     });
     return found && state && decision === 'park' ? park(caller, found, state.metadata, now) : false;
   }).catch((error: unknown) => {
-    // The mark stands for it: the next operation on this Consumer App parks or removes the endpoint.
-    if (marked) return false;
+    // Svix failing for longer than a moment: the mark stands for it, and the next operation on this Consumer App
+    // parks or removes the endpoint. A refusal (the key revoked, say) is the person's to read.
+    if (marked && mayPassAgain(error)) return false;
     throw error;
   });
   await sweep(caller, clock);
@@ -223,15 +227,25 @@ const parkedDescription = (description: string, keep: boolean, now: number): str
  * a second, until a listing shows every one at its share (Zaps turned on at once each change what the others
  * listed: the last listing of all decides). What it last listed; undefined when Svix could not list them.
  */
-export const sweep = async (caller: Caller, clock: Clock): Promise<EndpointOut[] | undefined> => {
+export const sweep = async (
+  caller: Caller,
+  clock: Clock,
+  /** A listing the operation has just made, if it has (the connection test's). */
+  first?: EndpointOut[],
+  /** Tries of each Svix call: a sweep from a delivery makes one, and leaves the rest to the next. */
+  tries = TRIES,
+): Promise<EndpointOut[] | undefined> => {
   for (let round = 0; round < SWEEP_ROUNDS; round += 1) {
     // Tried again after a failure of a moment: an unchecked pace may stay over 25 until the next change.
-    const listed = await again(caller, clock, () => listEndpoints(caller)).catch(() => undefined);
+    const listed =
+      round === 0 && first
+        ? first
+        : await again(caller, clock, () => listEndpoints(caller), tries).catch(() => undefined);
     if (!listed) {
       caller.io.log("Svix did not list this Consumer App's endpoints: the next operation here sweeps and paces them.");
       return undefined;
     }
-    const changed = await sweepListed(caller, clock, listed);
+    const changed = await sweepListed(caller, clock, listed, tries);
     const live = changed.filter((endpoint) => {
       const metadata = isOneZapEndpoint(endpoint) ? metadataOf(endpoint) : undefined;
       return metadata !== undefined && metadata.parked === undefined && endpoint.disabled !== true;
@@ -240,7 +254,7 @@ export const sweep = async (caller: Caller, clock: Clock): Promise<EndpointOut[]
     if (pace.length === 0 && changed.length === listed.length && changed.every((each, i) => each === listed[i]))
       return changed;
     for (const id of pace)
-      await again(caller, clock, () => paceEndpoint(caller, id, rate)).catch(() => undefined);
+      await again(caller, clock, () => paceEndpoint(caller, id, rate), tries).catch(() => undefined);
   }
   caller.io.log('The Zaps of this Consumer App changed while they were being paced: the next change paces them.');
   return undefined;
@@ -259,7 +273,7 @@ export const sweepNowAndThen = async (caller: Caller, clock: Clock, last: Map<st
   last.set(caller.connection.appId, now);
   // Within a few seconds of its own: the operation's answer (a delivery's run) must not wait long for it.
   const deadline = new Deadline(Math.min(caller.deadline.endsAt, now + SWEEP_BUDGET_MS), clock.now);
-  await sweep({ ...caller, deadline }, clock).catch(() => undefined);
+  await sweep({ ...caller, deadline }, clock, undefined, 1).catch(() => undefined);
 };
 const SWEEP_BUDGET_MS = 5_000;
 const SWEEPS_REMEMBERED = 1_000;
@@ -267,7 +281,12 @@ const SWEEPS_REMEMBERED = 1_000;
 const SWEEP_ROUNDS = 4;
 
 /** Carries out policy.onSweep on a listing: the endpoints as they are after it (those deleted left out). */
-const sweepListed = async (caller: Caller, clock: Clock, listed: EndpointOut[]): Promise<EndpointOut[]> => {
+const sweepListed = async (
+  caller: Caller,
+  clock: Clock,
+  listed: EndpointOut[],
+  tries: number,
+): Promise<EndpointOut[]> => {
   const now = clock.now();
   const zaps = listed.map((endpoint) => (isOneZapEndpoint(endpoint) ? foundOf(endpoint) : undefined));
   const marks = await Promise.all(
@@ -276,7 +295,7 @@ const sweepListed = async (caller: Caller, clock: Clock, listed: EndpointOut[]):
     ),
   );
   const tried = (run: () => Promise<unknown>) =>
-    again(caller, clock, run).then(
+    again(caller, clock, run, tries).then(
       () => true,
       () => false,
     );
@@ -333,12 +352,12 @@ const markKey = (caller: Caller, kind: 'on' | 'off', uid: string) => `zap-${kind
 /** Runs `attempt` again after a failure of a moment (up to 3 tries, 300 ms and 600 ms apart) while the operation has
  * time: a Zap turned on or off is a step the person sees fail, and an endpoint left pointing at Zapier is one no
  * later operation knows to park unless its mark was kept. */
-const again = async <T>(caller: Caller, clock: Clock, attempt: () => Promise<T>): Promise<T> => {
+const again = async <T>(caller: Caller, clock: Clock, attempt: () => Promise<T>, most = TRIES): Promise<T> => {
   for (let tries = 1; ; tries += 1) {
     try {
       return await attempt();
     } catch (error) {
-      if (!mayPassAgain(error) || tries >= TRIES || caller.deadline.remainingMs() < 2 * PAUSE_MS * tries) throw error;
+      if (!mayPassAgain(error) || tries >= most || caller.deadline.remainingMs() < 2 * PAUSE_MS * tries) throw error;
       await clock.sleep(PAUSE_MS * tries).done;
     }
   }

@@ -394,18 +394,6 @@ describe('performUnsubscribe', () => {
     scope.done();
   });
 
-  it('deletes an endpoint of the design before (one per subscription), as it was then', async () => {
-    const scope = nock(PROVIDER)
-      .get(`${endpointPath}/${ENDPOINT_ID}`)
-      .reply(200, endpointOut)
-      .delete(`${endpointPath}/${ENDPOINT_ID}`)
-      .reply(204);
-    await expect(zapier().unsubscribe({ authData, targetUrl: TARGET_URL, subscribeData: stored })).resolves.toEqual({
-      removed: true,
-    });
-    scope.done();
-  });
-
   it('succeeds when the endpoint is already gone (404)', async () => {
     const scope = nock(PROVIDER)
       .get(`${endpointPath}/${ENDPOINT_ID}`)

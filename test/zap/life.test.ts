@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import app from '../../src';
-import { EDIT_GAP_MS } from '../../src/limits';
+import { EDIT_GRACE_MS } from '../../src/limits';
 import { ListResponseEndpointOut, type EndpointOut } from '../../src/svix/codecs';
-import { metadataOf, PARKED_FOR_MS, parkedUrlOf, shareOf, zapScopeOf, zapUidOf } from '../../src/zap/policy';
+import { metadataOf, parkedUrlOf, shareOf, zapScopeOf, zapUidOf } from '../../src/zap/policy';
 import { AuctionService } from '../../src/tools/sandbox/auctions';
 import { ProviderEmulator, type EmulatorOptions } from '../../src/tools/sandbox/emulator';
 import { HookRunner, type Edit, type HookRunnerOptions, type Zap } from '../../src/tools/sandbox/hookRunner';
@@ -28,6 +28,9 @@ let auctions: AuctionService;
 let authData: Record<string, string>;
 let appId: string;
 let account: ProviderClient;
+
+/** Every event runs, whatever its order: these tests count runs (Skip Outdated Events, on by default, has its own). */
+const EVERY = { skipOutdated: false };
 
 /** What the test started, stopped after it, the last started first (a test that started nothing stops nothing). */
 const started: Array<{ stop: () => Promise<void> }> = [];
@@ -108,7 +111,7 @@ describe('a Zap edited while it is on, deliveries never held', () => {
     async ({ lag, ...edit }) => {
       // 962d0e2: each of these lost the events its catch-up replayed once to a hook Zapier did not yet serve (#53.2).
       await start({}, { serveLagMs: lag });
-      const zap = await runner.turnOn('Email bidders');
+      const zap = await runner.turnOn('Email bidders', EVERY);
       await sleep(lag);
       await send(3);
       await settle();
@@ -130,14 +133,13 @@ describe('a Zap edited while it is on, deliveries never held', () => {
     },
   );
 
-  it('keeps every event of an edit whose two calls are minutes apart, without asking Svix for anything again', async () => {
-    // 962d0e2: an unsubscribe-first edit with its calls over 2 minutes apart got no catch-up (#53.7).
+  it('keeps every event of an edit whose two calls are within the grace, without asking Svix for anything again', async () => {
     await start({}, { serveLagMs: 200 });
-    const zap = await runner.turnOn('Email bidders');
+    const zap = await runner.turnOn('Email bidders', EVERY);
     await runner.turnOff(zap);
     await send(3);
-    // Twenty minutes between the calls, as far as the Zap's endpoint tells; then its new version subscribes.
-    await parkedAgo(zap, 20 * 60_000);
+    // A minute and a half between the calls, as far as the Zap's endpoint tells; then its new version subscribes.
+    await parkedAgo(zap, EDIT_GRACE_MS - 30_000);
     await runner.turnOn(zap.name, zap.inputData, zap.id);
     await settle();
     expect(runsOf(zap)).toEqual([1, 1, 1]);
@@ -145,10 +147,26 @@ describe('a Zap edited while it is on, deliveries never held', () => {
     expect(Object.keys(asked).filter((call) => /replay-missing|recover|resend/.test(call))).toEqual([]);
   });
 
+  it('takes two calls further apart than the grace for an off and an on: off means off (#59.3)', async () => {
+    // 71c7dce ran what an off of up to an hour made, hours later.
+    await start({}, { serveLagMs: 200 });
+    const zap = await runner.turnOn('Email bidders', EVERY);
+    await runner.turnOff(zap);
+    await send(3);
+    await parkedAgo(zap, 20 * 60_000);
+    const again = await runner.turnOn(zap.name, zap.inputData, zap.id);
+    await send(1);
+    await settle();
+    expect(runsOf(zap)).toEqual([0, 0, 0, 1]);
+    // What Svix held went with the endpoint it held it for: a new one serves the Zap.
+    expect(again.subscribeData.id).not.toBe(zap.subscribeData.id);
+    expect((await endpoints()).map((endpoint) => endpoint.id)).toEqual([again.subscribeData.id]);
+  });
+
   it('turns on when Zapier retries a subscribe, or retries it at a new URL after losing its answer: one endpoint', async () => {
     // 962d0e2 left an endpoint for each: counted in every Zap's pace, later taken for an edit's old version (#53.8).
     await start();
-    const first = await runner.turnOn('Email bidders');
+    const first = await runner.turnOn('Email bidders', EVERY);
     const again = await runner.turnOn(first.name, first.inputData, first.id, { hook: first.hook });
     const elsewhere = await runner.turnOn(first.name, first.inputData, first.id);
     expect(new Set([first, again, elsewhere].map((zap) => zap.subscribeData.id)).size).toBe(1);
@@ -167,7 +185,7 @@ describe('a Zap edited while it is on, deliveries never held', () => {
           ? { kind: 'reply', status: 503, body: '<html>busy</html>' }
           : undefined,
     });
-    const zap = await runner.turnOn('Email bidders');
+    const zap = await runner.turnOn('Email bidders', EVERY);
     await runner.turnOff(zap);
     expect((await shape()).map((endpoint) => endpoint.parked)).toEqual([true]);
   });
@@ -177,7 +195,7 @@ describe('a Zap turned off and on again', () => {
   /** A Zap on, two events run, turned off, three events sent while it is off, off for `ago`; then on again. */
   const offAndOn = async (inputData: Record<string, unknown>, ago: number) => {
     await start({}, { serveLagMs: 200 });
-    const zap = await runner.turnOn('Email bidders', inputData);
+    const zap = await runner.turnOn('Email bidders', { ...EVERY, ...inputData });
     await sleep(200);
     await send(2);
     await settle();
@@ -191,26 +209,27 @@ describe('a Zap turned off and on again', () => {
     return { zap, again };
   };
 
-  it('after more than an hour off: runs only new events, as Zapier does', async () => {
-    const { zap, again } = await offAndOn({}, EDIT_GAP_MS + 60_000);
+  it('after more than the grace off: runs only new events, as Zapier does', async () => {
+    const { zap, again } = await offAndOn({}, EDIT_GRACE_MS + 60_000);
     expect(runsOf(zap)).toEqual([1, 1, 0, 0, 0, 1]);
-    expect(again.subscribeData.skip).toBeDefined();
+    expect(again.subscribeData.id).not.toBe(zap.subscribeData.id);
   });
 
-  it('after more than an hour off, with "Run Events Missed While Off": runs each it missed once, none twice', async () => {
-    const { zap, again } = await offAndOn({ catchUp: true }, EDIT_GAP_MS + 60_000);
+  it('off for days with "Run Events Missed While Off": runs each it missed once, none twice (#59.1)', async () => {
+    // 71c7dce deleted the parked endpoint after 33 hours and ran none of what it held.
+    const { zap, again } = await offAndOn({ catchUp: true }, 3 * 24 * 3_600_000);
     expect(runsOf(zap)).toEqual([1, 1, 1, 1, 1, 1]);
-    expect(again.subscribeData.skip).toBeUndefined();
+    expect(again.subscribeData.id).toBe(zap.subscribeData.id);
   });
 
-  it('within an hour: runs what was sent meanwhile, once each, as an edit (the two cannot be told apart)', async () => {
-    const { zap } = await offAndOn({}, EDIT_GAP_MS - 60_000);
+  it('within the grace: runs what was sent meanwhile, once each, as an edit (the two cannot be told apart)', async () => {
+    const { zap } = await offAndOn({}, EDIT_GRACE_MS - 60_000);
     expect(runsOf(zap)).toEqual([1, 1, 1, 1, 1, 1]);
   });
 
   it('after Svix disabled its endpoint: enabled again, new events run', async () => {
     await start();
-    const zap = await runner.turnOn('Email bidders');
+    const zap = await runner.turnOn('Email bidders', EVERY);
     const path = `/api/v1/app/${appId}/endpoint/${zap.subscribeData.id}`;
     await account.call({ method: 'PATCH', path, body: { disabled: true }, action: 'x' });
     await runner.turnOff(zap);
@@ -227,7 +246,7 @@ describe('several Zaps on one Consumer App', () => {
     // 962d0e2: each read, changed and wrote the registry unversioned, and the three kept 25 each (#53.9).
     await start();
     const [first, second, third] = await Promise.all(
-      ['Email bidders', 'Update the website', 'Sync the CRM'].map((name) => runner.turnOn(name)),
+      ['Email bidders', 'Update the website', 'Sync the CRM'].map((name) => runner.turnOn(name, EVERY)),
     );
     if (!first || !second || !third) throw new Error('a Zap did not turn on');
     const rates = async () =>
@@ -247,27 +266,30 @@ describe('several Zaps on one Consumer App', () => {
     await start();
     await invoke('authentication.test', { authData });
     const before = emulator.stats().requests;
-    await runner.turnOn('Email bidders');
+    await runner.turnOn('Email bidders', EVERY);
     expect(emulator.stats().requests - before).toBe(2);
   });
 
   it("turned off, leaves another Zap's endpoint at the same target URL (#53.10)", async () => {
     await start();
-    const first = await runner.turnOn('Email bidders');
-    const second = await runner.turnOn('Update the website', {}, undefined, { hook: first.hook });
+    const first = await runner.turnOn('Email bidders', EVERY);
+    const second = await runner.turnOn('Update the website', EVERY, undefined, { hook: first.hook });
     await runner.turnOff(second);
     expect((await shape()).filter((endpoint) => !endpoint.parked)).toEqual([
       { url: first.targetUrl, throttleRate: 25, parked: false },
     ]);
   });
 
-  it('deletes an endpoint parked longer than Svix retries anything, at the next Zap turned on or off', async () => {
+  it('deletes an endpoint parked past the grace at the next operation here; keeps one kept for Run Missed (#59.8)', async () => {
+    // 71c7dce kept a parked endpoint 34 hours, failing on purpose, and for good where nothing else ran.
     await start();
-    const gone = await runner.turnOn('Email bidders');
-    await runner.turnOff(gone);
-    await parkedAgo(gone, PARKED_FOR_MS + 2 * 3_600_000);
-    const kept = await runner.turnOn('Update the website');
-    expect((await endpoints()).map((endpoint) => endpoint.id)).toEqual([kept.subscribeData.id]);
+    const gone = await runner.turnOn('Email bidders', EVERY);
+    const missed = await runner.turnOn('Sync the CRM', { ...EVERY, catchUp: true });
+    await Promise.all([runner.turnOff(gone), runner.turnOff(missed)]);
+    await parkedAgo(gone, EDIT_GRACE_MS + 1_000);
+    await parkedAgo(missed, 30 * 24 * 3_600_000);
+    await invoke('authentication.test', { authData });
+    expect((await endpoints()).map((endpoint) => endpoint.id)).toEqual([missed.subscribeData.id]);
   });
 
   it('shares 25 a second, at least 1 each', () => {
@@ -278,7 +300,7 @@ describe('several Zaps on one Consumer App', () => {
 describe('a Zap moved to another connection', () => {
   it("of another Consumer App, with its option to catch up: runs none of that app's past events (#53.5)", async () => {
     await start();
-    const zap = await runner.turnOn('Email bidders');
+    const zap = await runner.turnOn('Email bidders', EVERY);
     const otherApp = (await runSetup({ client: account, appName: 'Another House' })).appId;
     const elsewhere = new AuctionService(account, otherApp);
     for (let index = 0; index < 3; index += 1) await elsewhere.emitNext(2);
@@ -287,7 +309,7 @@ describe('a Zap moved to another connection', () => {
     const other = new HookRunner({ app, platform, authData: { ...authData, appId: otherApp }, identity: IDENTITY });
     await other.start();
     try {
-      const moved = await other.turnOn(zap.name, { catchUp: true }, zap.id);
+      const moved = await other.turnOn(zap.name, { ...EVERY, catchUp: true }, zap.id);
       for (let round = 0; round < 2; round += 1) {
         await emulator.idle();
         await other.idle();
@@ -300,7 +322,7 @@ describe('a Zap moved to another connection', () => {
 
   it('of the same Consumer App: runs each event once across the two', async () => {
     await start();
-    const zap = await runner.turnOn('Email bidders');
+    const zap = await runner.turnOn('Email bidders', EVERY);
     await send(3);
     await settle();
     const other = new HookRunner({ app, platform, authData, identity: { ...IDENTITY, authId: 'zap-life-2' } });
@@ -324,7 +346,7 @@ describe('a Zap moved to another connection', () => {
 describe('a trigger subscribed with no Zap named (Trigger Inbox)', () => {
   it('turns on, paced, and runs each event once when subscribed at its address again', async () => {
     await start({}, { serveLagMs: 200 });
-    const inbox = await runner.turnOn('Inbox', {}, undefined, { named: false });
+    const inbox = await runner.turnOn('Inbox', EVERY, undefined, { named: false });
     expect(inbox.subscribeData.zap).toBe(zapScopeOf(undefined, inbox.targetUrl));
     const [endpoint] = await endpoints();
     expect(endpoint?.description).toMatch(/^Zapier: Auction Status Changed\. Added when/);
@@ -334,7 +356,7 @@ describe('a trigger subscribed with no Zap named (Trigger Inbox)', () => {
     await settle();
     await runner.turnOff(inbox);
     await send(2);
-    await runner.turnOn('Inbox', {}, inbox.id, { named: false, hook: inbox.hook });
+    await runner.turnOn('Inbox', EVERY, inbox.id, { named: false, hook: inbox.hook });
     await send(1);
     await settle();
     expect(runsOf(inbox)).toEqual([1, 1, 1, 1, 1]);
@@ -342,7 +364,7 @@ describe('a trigger subscribed with no Zap named (Trigger Inbox)', () => {
 
   it('edited to a new URL is another Zap (a known limit): an endpoint of its own, the old one parked', async () => {
     await start();
-    const inbox = await runner.turnOn('Inbox', {}, undefined, { named: false });
+    const inbox = await runner.turnOn('Inbox', EVERY, undefined, { named: false });
     const edited = await runner.edit(inbox, { order: 'subscribe-first', sameUrl: false });
     expect(edited.subscribeData.id).not.toBe(inbox.subscribeData.id);
     expect((await shape()).map((endpoint) => endpoint.parked).sort()).toEqual([false, true]);
