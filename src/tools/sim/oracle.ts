@@ -9,7 +9,7 @@ import type { Setting } from './settings';
 import type { SecretSpell, SimMessage, SimSvix, SvixCall } from './svix';
 import { PERFORM_LIMIT_MS, PROCESS_SKEW, REVOKED_WITHIN, RETRY_WITHIN_MS, T0, Outcome } from './vocabulary';
 import type { PerformRecord, Process, SimDelivery } from './vocabulary';
-import type { Off, SimZaps } from './zaps';
+import type { SimZaps } from './zaps';
 
 /**
  * The oracle of a simulated run: it counts what the promises forbid (docs/guarantees.md): genuine events lost (a
