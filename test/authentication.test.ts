@@ -216,7 +216,9 @@ describe('authentication', () => {
         endpoint('ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk1', parkedLongAgo),
         endpoint('ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk2', { ...parkedLongAgo, keep: '1' }, false),
         { ...endpoint('ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk3', {}), uid: 'setup-0123' },
-      ]).delete(`/api/v1/app/${APP_ID}/endpoint/ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk1`).reply(204);
+      ])
+        .delete(`/api/v1/app/${APP_ID}/endpoint/ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk1`)
+        .reply(204);
       await expect(appTester(test, { authData })).resolves.toEqual({ id: APP_ID, name: 'Acme Auctions', label });
       scope.done();
     });

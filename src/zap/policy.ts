@@ -99,7 +99,13 @@ const offSince = (found: Found | undefined, marks: Marks): number | undefined =>
   return off && off.id === found.id && off.gen === found.metadata.gen ? off.at : undefined;
 };
 const stateOf = (found: Found | undefined, marks: Marks): State =>
-  !found ? 'none' : found.metadata.parked !== undefined ? 'parked' : offSince(found, marks) ? 'live, turned off' : 'live';
+  !found
+    ? 'none'
+    : found.metadata.parked !== undefined
+      ? 'parked'
+      : offSince(found, marks)
+        ? 'live, turned off'
+        : 'live';
 
 /**
  * A Zap turned on: what to do with its endpoint.
@@ -129,7 +135,8 @@ export const onUnsubscribe = (
   subscription: { gen?: number | undefined; url?: string | undefined },
 ): 'park' | 'leave' => {
   if (!found || found.metadata.parked !== undefined) return 'leave';
-  const ours = subscription.gen !== undefined ? subscription.gen === found.metadata.gen : found.url === subscription.url;
+  const ours =
+    subscription.gen !== undefined ? subscription.gen === found.metadata.gen : found.url === subscription.url;
   return ours ? 'park' : 'leave';
 };
 

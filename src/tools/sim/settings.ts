@@ -150,7 +150,14 @@ export const SETTINGS: readonly Setting[] = [
   vary('no-zap-named', { share: 0.1, rotations: 3, endpoints: 3, edits: 8, noMeta: true }),
   // Svix failing every call of half the unsubscribes: each Zap's mark in z.cache lets the next operation park or
   // remove what the unsubscribe could not; edits' calls close together and far apart.
-  vary('unsubscribe-fails', { share: 0.05, rotations: 3, endpoints: 3, edits: 12, editGapMs: 600_000, unsubscribeFails: 0.5 }),
+  vary('unsubscribe-fails', {
+    share: 0.05,
+    rotations: 3,
+    endpoints: 3,
+    edits: 12,
+    editGapMs: 600_000,
+    unsubscribeFails: 0.5,
+  }),
 ];
 
 /** The setting with each `--set KEY=VALUE` and `--rule KEY=VALUE` applied (its name marked), or why one is refused. */
