@@ -1,4 +1,5 @@
 import app from '../../index';
+import { EDIT_GRACE_MS, inWords } from '../../limits';
 import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
 import { AuctionService } from './auctions';
@@ -57,6 +58,16 @@ export const runZapLife = async (say: (line: string) => void): Promise<ZapLifeSu
       await runner.idle();
     }
   };
+  /** Where the Zap's endpoint is, as Svix has it: live (pointed at Zapier), parked, or removed. */
+  const where = async (zap: Zap): Promise<string> => {
+    const path = `/api/v1/app/${appId}/endpoint/${zap.subscribeData.id}`;
+    const found = await client.call({ method: 'GET', path, action: 'reading the endpoint', accept: [404] });
+    if (found.status === 404) return 'removed';
+    const url = typeof found.body === 'object' && found.body !== null ? Reflect.get(found.body, 'url') : undefined;
+    return typeof url === 'string' && url.includes('parked.invalid')
+      ? 'parked (at parked.invalid)'
+      : 'live (pointed at Zapier)';
+  };
   const ranOf = (zap: Zap) => (messageId: string) =>
     runner.runs.filter((run) => run.zapId === zap.id && run.outcome === 'ran' && run.messageId === messageId).length;
   try {
@@ -71,15 +82,23 @@ export const runZapLife = async (say: (line: string) => void): Promise<ZapLifeSu
       zap = await runner.edit(zap, { ...edit, between: () => send(2) });
       await send(2);
       await settle();
-      say(`[${index + 2}/4] Edited the Zap while events flowed (${words}): 7 events sent across the edit.`);
+      say(
+        `[${index + 2}/4] Edited the Zap while events flowed (${words}): 7 events sent across the edit; what Svix held meanwhile came at its next retry (within about 6 minutes on Svix's real schedule, a thousand times faster here).`,
+      );
     }
     await runner.turnOff(zap);
+    say(`      Turned the Zap off: its endpoint is ${await where(zap)}.`);
     await send(3);
     zap = await runner.turnOn(zap.name, zap.inputData, zap.id);
     await settle();
-    say('[4/4] Turned the Zap off, sent 3 events, and turned it on again: Svix held them for it, and sent them.');
+    say(
+      `[4/4] Sent 3 events and turned the Zap on again: its endpoint is ${await where(zap)}, and Svix's retries brought what it held. Off for under ${inWords(EDIT_GRACE_MS)}, they run as an edit's do (within about 6 minutes on Svix's real schedule); after a longer off, only with "Run Events Missed While Off", over the following hours.`,
+    );
     const ran = auctions.emitted.map(({ messageId }) => ranOf(zap)(messageId));
     await runner.turnOff(zap);
+    say(
+      `      Turned it off for good: its endpoint is ${await where(zap)}, kept for "Run Events Missed While Off" until Svix disables it; a Zap without that option loses its endpoint ${inWords(EDIT_GRACE_MS)} after, at the next thing the integration does there.`,
+    );
     const endpoints = emulator.reachableEndpoints(appId);
     return {
       emitted: ran.length,
