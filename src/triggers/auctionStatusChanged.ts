@@ -1,7 +1,7 @@
 import { isRight } from 'fp-ts/Either';
 import { defineTrigger, type Bundle, type ZObject } from 'zapier-platform-core';
 import { claimKey, isTooOldToRemember, SIGNING_WINDOW } from '../delivery/claim';
-import { CLAIM_MIN_MS } from '../limits';
+import { CLAIM_MIN_MS, SWEEP_EVERY_MS } from '../limits';
 import { claimOnce, verify, type Verdict } from '../delivery/driver';
 import { withinDeadline } from '../zapier/cache';
 import type { Runtime } from '../delivery/runtime';
@@ -57,9 +57,11 @@ export type DeliveryBundle = Pick<Bundle, 'authData' | 'inputData' | 'rawRequest
 export const operationsFor = (runtime: Runtime) => {
   /** When this process last swept each Consumer App (zap/life.ts, sweepNowAndThen). */
   const swept = new Map<string, number>();
+  /** Whether this process should sweep the Consumer App now (zap/life.ts is loaded only then). */
   const sweepDue = (callerFor: () => Caller): boolean => {
     try {
-      return life().sweepDue(callerFor(), runtime.clock, swept);
+      const last = swept.get(callerFor().connection.appId) ?? -Infinity;
+      return runtime.clock.now() - last >= SWEEP_EVERY_MS;
     } catch {
       return false; // a connection it cannot read: its run said so
     }
