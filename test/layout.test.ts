@@ -11,7 +11,7 @@ const FLOORS: Record<string, number> = {
   'limits.ts': 0, // every limit and promise, one home
   models: 1, // the published models, io-ts codecs, lossless JSON
   zapier: 2, // Zapier's ports: requests, z.cache, the clock, errors
-  svix: 3, // the Svix client, its ids, signatures, failures and server rules
+  svix: 3, // the Svix client, its ids, signatures and failures
   fields: 4, // models to Zap fields: pure mappers
   delivery: 5, // which delivery runs: pure machines and their driver; verdicts, not words
   'messages.ts': 6, // every word a person reads in Zapier
@@ -21,6 +21,7 @@ const FLOORS: Record<string, number> = {
   'index.ts': 9,
   // Tools (src/tools/: never imported by the product, never shipped), by their own floors.
   'tools/cli': 10,
+  'tools/svix': 10, // Svix's server rules as the emulator and the simulation model them
   'tools/package': 11,
   'tools/docs': 12,
   'tools/setup': 11,

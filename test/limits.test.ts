@@ -15,7 +15,7 @@ import {
   ZAPIER_PERFORM_MS,
   ZAP_MARKS_KEPT_MS,
 } from '../src/limits';
-import { RETRY_JITTER, RETRY_SCHEDULE_MS } from '../src/svix/rules';
+import { RETRY_JITTER, RETRY_SCHEDULE_MS } from '../src/tools/svix/rules';
 
 /**
  * The limits (src/limits.ts) and the rules that keep each promise, held together: a rule changed so that a promise

@@ -59,7 +59,7 @@ export const RULES = {
   reads: { burst: 3, everyMs: 2_000 },
   listings: { burst: 5, everyMs: 2_000 },
   windowMs: 2_000,
-  /** A listing reaches one 4 ms id slot past its window on each side: Svix bounds listings by id (svix/rules.ts). */
+  /** A listing reaches one 4 ms id slot past its window on each side: Svix bounds listings by id (src/tools/svix/rules.ts). */
   marginMs: 4,
   maxPages: 40,
   /** Deliveries arriving this close together share a read, and a window's listing (listed again at most this often). */

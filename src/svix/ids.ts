@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 
 /**
  * Identifier patterns from the provider's API contract (Svix OpenAPI 1.947.0:
@@ -27,15 +27,7 @@ export const isMessageId = (value: string): boolean => MESSAGE_ID_PATTERN.test(v
 
 /**
  * A stable endpoint uid for a receiving address: the set-up's endpoint, made again for the same address, is found
- * by it (Svix answers 409) instead of a second one being added; a Zap's endpoint made before each subscription had
- * one of its own is found by it too (zap/endpoint.ts). The prefix says who made it: `zapier` or `setup`.
+ * by it (Svix answers 409) instead of a second one being added. The prefix says who made it.
  */
 export const endpointUid = (madeBy: 'zapier' | 'setup', url: string): string =>
   `${madeBy}-${createHash('sha256').update(url, 'utf8').digest('hex').slice(0, 40)}`;
-
-/** A uid for a Zap's new endpoint, shared with no other subscription (an edit's, a retried subscribe's). */
-export const newZapEndpointUid = (): string => `zapier-${randomBytes(15).toString('hex')}`;
-
-/** Whether this integration made the endpoint for a Zap: its uid says so, random or stable. */
-export const isZapEndpoint = (endpoint: { uid?: string | null | undefined }): boolean =>
-  (endpoint.uid ?? '').startsWith('zapier-');

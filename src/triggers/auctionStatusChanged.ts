@@ -176,7 +176,7 @@ export const operationsFor = (runtime: Runtime) => {
   const performList = async (z: ZObject, bundle: Bundle): Promise<AuctionStatusChangedItem[]> => {
     const filters = filtersOf(z, bundle);
     const caller = callerOf(z, bundle, 'zap-editor');
-    await checkZapEndpoint(caller, bundle.subscribeData, bundle.targetUrl);
+    await checkZapEndpoint(caller, bundle.subscribeData);
     await life().sweep(caller, runtime.clock);
     const { items, firstProblem } = await recentEvents(z, bundle);
     if (items.length === 0 && firstProblem !== undefined) throw new z.errors.Error(firstProblem, 'InvalidPayload', 400);

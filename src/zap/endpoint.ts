@@ -6,7 +6,7 @@ import { raise } from '../zapier/io';
 import { CREATE_ENDPOINT, createEndpoint, findEndpoint, newEndpointSecret, transportOf } from '../svix/api';
 import { EVENT_TYPE_NAME, ensureEventType } from '../svix/eventType';
 import { describeStatus, invalidFields } from '../svix/failures';
-import { endpointUid, isEndpointId } from '../svix/ids';
+import { isEndpointId } from '../svix/ids';
 import { EDIT_GRACE_MS, inWords, PACE_PER_SECOND } from '../limits';
 
 /** The endpoint a Zap adds to the Consumer App when it is turned on. */
@@ -23,11 +23,10 @@ export const THROTTLE_RATE = PACE_PER_SECOND;
 export const ZapMeta = t.partial({ id: t.union([t.string, t.number]), name: t.string }, 'ZapMeta');
 export type ZapMeta = t.TypeOf<typeof ZapMeta>;
 
-/** The endpoint a Zap's subscribe made: the id it stored, or else the uid its address gives (none: neither known). */
-export const zapEndpointOf = (subscribeData: unknown, targetUrl: string | undefined): string | undefined => {
+/** The endpoint a Zap's subscribe made, by the id it stored (none: the Zap is not on). */
+export const zapEndpointOf = (subscribeData: unknown): string | undefined => {
   const stored = SubscribeData.decode(subscribeData);
-  if (isRight(stored) && isEndpointId(stored.right.id)) return stored.right.id;
-  return targetUrl ? endpointUid('zapier', targetUrl) : undefined;
+  return isRight(stored) && isEndpointId(stored.right.id) ? stored.right.id : undefined;
 };
 
 /** What Test trigger of a Zap says when Svix disabled the Zap's endpoint. */
@@ -38,8 +37,8 @@ export const THIS_ZAP_DISABLED =
  * Test trigger of a Zap that is on: says so when Svix disabled its endpoint, as it does after deliveries failed for
  * days (turning the Zap off and on enables it again). A Zap not yet on has no endpoint to check.
  */
-export const checkZapEndpoint = async (caller: Caller, subscribeData: unknown, targetUrl?: string): Promise<void> => {
-  const id = zapEndpointOf(subscribeData, targetUrl);
+export const checkZapEndpoint = async (caller: Caller, subscribeData: unknown): Promise<void> => {
+  const id = zapEndpointOf(subscribeData);
   const endpoint = id === undefined ? undefined : await findEndpoint(caller, id);
   if (endpoint?.disabled === true) throw new caller.io.errors.Error(THIS_ZAP_DISABLED, 'EndpointDisabled', 400);
 };

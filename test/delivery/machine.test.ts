@@ -4,7 +4,7 @@ import { apply } from '../../src/delivery/answers';
 import { backoffMs, CALL_MS, decide, leave, newEndpoint, RULES, stay } from '../../src/delivery/machine';
 import type { Command, Delivery, Endpoint, Halt, Listed } from '../../src/delivery/machine';
 import { encodeKsuidMs } from '../../src/svix/ksuid';
-import { listMessages } from '../../src/svix/rules';
+import { listMessages } from '../../src/tools/svix/rules';
 
 /** The machine is pure: every time below is an explicit `now` (ms). The endpoint was made a minute before 0 and its
  * subscribe saw s1 current at 1 s; s0 is a secret it had before, seen well before s1 (further apart than the skew). */

@@ -14,7 +14,7 @@ import { Random } from '../../src/tools/sim/random';
 import { EventLoop, Scheduler } from '../../src/tools/sim/scheduler';
 import { SimSvix } from '../../src/tools/sim/svix';
 import { simulate } from '../../src/tools/sim/world';
-import { RETRY_SCHEDULE_MS } from '../../src/svix/rules';
+import { RETRY_SCHEDULE_MS } from '../../src/tools/svix/rules';
 
 /**
  * The delivery path's real code (machine, driver, claim, through the trigger's deliver) in the seeded
@@ -203,7 +203,7 @@ describe('seeds that once failed', () => {
 /** What a test reads of a listing's answer: its messages' ids, or a refusal's code. */
 const ListingAnswer = t.partial({ data: t.array(t.type({ id: t.string })), code: t.string });
 
-describe("the simulated Svix follows Svix's server (src/svix/rules.ts, as the emulator does)", () => {
+describe("the simulated Svix follows Svix's server (src/tools/svix/rules.ts, as the emulator does)", () => {
   /** Svix's answer to one listing of the app's messages with these query parameters. */
   const listing = async (svix: SimSvix, scheduler: Scheduler, params: Record<string, string>) => {
     const url = `http://127.0.0.1:9/api/v1/app/${svix.appId}/msg`;

@@ -1,5 +1,5 @@
 import * as t from 'io-ts';
-import { RETRY_SCHEDULE_MS } from '../../svix/rules';
+import { RETRY_SCHEDULE_MS } from '../svix/rules';
 import type { ProviderClient } from '../setup/client';
 
 /**

@@ -4,7 +4,7 @@ import { RULES } from '../../delivery/machine';
 import { EDIT_GRACE_MS } from '../../limits';
 import type { SubscribeData } from '../../models/inbound';
 import { callerOf } from '../../svix/client';
-import { RETRY_SCHEDULE_MS, retryDelayMs } from '../../svix/rules';
+import { RETRY_SCHEDULE_MS, retryDelayMs } from '../svix/rules';
 import { operationsFor } from '../../triggers/auctionStatusChanged';
 import { sweep } from '../../zap/life';
 import { clockOf } from '../../zapier/clock';

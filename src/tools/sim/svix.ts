@@ -4,7 +4,7 @@ import { encodeKsuidMs } from '../../svix/ksuid';
 import { EVENT_TYPE_NAME } from '../../svix/eventType';
 import type { Random } from './random';
 import type { Scheduler } from './scheduler';
-import { keysSigningAt, LIST_LIMIT, listMessages, rotateKeys } from '../../svix/rules';
+import { keysSigningAt, LIST_LIMIT, listMessages, rotateKeys } from '../svix/rules';
 
 /**
  * Svix as a simulated run sees it: one Consumer App with the Zaps' endpoints, each with its secrets over time, the
@@ -103,7 +103,7 @@ export class SimEndpoint {
     if (!current) throw new Error('The endpoint has no secret.');
     return current;
   }
-  /** Rotates the secret at `now`, as Svix's server does (src/svix/rules.ts): the old one keeps signing for
+  /** Rotates the secret at `now`, as Svix's server does (src/tools/svix/rules.ts): the old one keeps signing for
    * `graceSeconds` (0: stops at once), and Svix signs with the keys before it for `staleMs` more (its cache of keys).
    * False, and nothing changes, when Svix refuses it: ten replaced secrets are still signing. */
   rotate(now: number, key: string, graceSeconds: number, staleMs = 0): boolean {
@@ -331,7 +331,7 @@ export class SimSvix {
     return low;
   }
   /** The app's messages as `GET …/msg` lists them (after, before, limit, iterator, event_types), by Svix's rules
-   * (src/svix/rules.ts, shared with the emulator): bounds on the ids at 4 ms, the iterator an id cursor. Only those
+   * (src/tools/svix/rules.ts, shared with the emulator): bounds on the ids at 4 ms, the iterator an id cursor. Only those
    * within 8 ms of the bounds are handed to the rules, found by time: a run may hold thousands. */
   private list({ after, before, limit, iterator, event_types: types }: Record<string, unknown>): Answer {
     const time = (value: unknown) => (typeof value === 'string' ? Date.parse(value) : undefined);

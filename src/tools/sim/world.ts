@@ -15,7 +15,7 @@ import { Random } from './random';
 import { EventLoop, Scheduler } from './scheduler';
 import { rulesOf, type Setting } from './settings';
 import { SimSvix, type SimMessage, type SvixCall } from './svix';
-import { retryDelayMs, RETRY_SCHEDULE_MS, type FailedAttempt } from '../../svix/rules';
+import { retryDelayMs, RETRY_SCHEDULE_MS, type FailedAttempt } from '../svix/rules';
 import type { SubscribeData } from '../../models/inbound';
 import { encodeMetadata, shareOf, zapScopeOf, zapUidOf } from '../../zap/policy';
 import { SimZaps, type Subscribed } from './zaps';
@@ -216,7 +216,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
       : (refused ??
         (zapierRandom.chance(share) ? zapierRandom.pick(['unavailable', 'answer-lost'] as const) : undefined));
     if (subscription && (failed === undefined || failed === 'answer-lost')) receive(delivery, subscription);
-    // Svix's schedule, with its jitter and its penalty after a time-out (src/svix/rules.ts, shared with the emulator).
+    // Svix's schedule, with its jitter and its penalty after a time-out (src/tools/svix/rules.ts, shared with the emulator).
     const scheduled = RETRY_SCHEDULE_MS[number - 1];
     if (!failed || scheduled === undefined) return;
     const how: FailedAttempt =

@@ -9,14 +9,14 @@ import {
   retryDelayMs,
   type FailedAttempt,
   type FailingSince,
-} from '../../../svix/rules';
+} from '../../svix/rules';
 import { EXPIRED_PAYLOAD, newId, type AppRecord, type EndpointRecord, type MessageRecord, type Store } from './store';
 
 /**
  * Delivers messages the way the provider does: a signed POST of the payload to
  * every enabled endpoint whose event types match, spaced at the endpoint's
  * throttleRate when it has one, retried on failure (non-2xx or time-out) on the
- * provider's schedule with its jitter, penalty and Retry-After (src/svix/rules.ts),
+ * provider's schedule with its jitter, penalty and Retry-After (src/tools/svix/rules.ts),
  * compressed for the sandbox; an endpoint that keeps failing is disabled as the
  * provider disables it. Every attempt is recorded on its message. Deliveries go
  * to loopback addresses only: the sandbox never sends anything off this machine.

@@ -2,7 +2,7 @@ import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
 import { errorPath } from '../../../models/decode';
 import { UID_PATTERN } from '../../../svix/ids';
-import { isGraceSeconds, isThrottleRate } from '../../../svix/rules';
+import { isGraceSeconds, isThrottleRate } from '../../svix/rules';
 
 /**
  * Request bodies the emulator accepts, decoded at its edge with the

@@ -26,7 +26,7 @@ import {
   SANDBOX_RETRY_SCHEDULE_MS,
   type DeliveryStats,
 } from './dispatcher';
-import { checkListLimit } from '../../../svix/rules';
+import { checkListLimit } from '../../svix/rules';
 import {
   ApiError,
   DEFAULT_LIMITS,

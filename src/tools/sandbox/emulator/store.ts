@@ -8,7 +8,7 @@ import {
   rotateKeys,
   type ExpiringKey,
   type Listed,
-} from '../../../svix/rules';
+} from '../../svix/rules';
 import type {
   ApplicationIn,
   EndpointIn,
@@ -497,7 +497,7 @@ export class Store {
 
   /**
    * A new secret; the old one keeps signing for the grace period (seconds, default a day). Refused with 400
-   * limit_reached when more than 10 replaced secrets would still be signing (src/svix/rules.ts, rotateKeys).
+   * limit_reached when more than 10 replaced secrets would still be signing (src/tools/svix/rules.ts, rotateKeys).
    */
   rotateSecret(endpoint: EndpointRecord, key: string | undefined, graceSeconds: number = GRACE_SECONDS.default): void {
     const at = Date.now();
@@ -587,7 +587,7 @@ export class Store {
 
   /**
    * A page of the app's messages of `eventTypes` (all when undefined), as the server lists them: bounds and order on
-   * the ids at 4 ms, 90 days when unbounded, the iterator an id cursor (src/svix/rules.ts, listMessages), measured
+   * the ids at 4 ms, 90 days when unbounded, the iterator an id cursor (src/tools/svix/rules.ts, listMessages), measured
    * by the store's clock.
    */
   listMessages(

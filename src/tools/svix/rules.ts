@@ -1,4 +1,4 @@
-import { encodeKsuidMs, PROVIDER_EPOCH_SECONDS, timeOfProviderId } from './ksuid';
+import { encodeKsuidMs, PROVIDER_EPOCH_SECONDS, timeOfProviderId } from '../../svix/ksuid';
 
 /**
  * Rules of Svix's server that both models of Svix here follow: the emulator (src/tools/sandbox/emulator) and the

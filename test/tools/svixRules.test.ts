@@ -17,10 +17,10 @@ import {
   rotateKeys,
   type ExpiringKey,
   type Listed,
-} from '../../src/svix/rules';
+} from '../../src/tools/svix/rules';
 
 /**
- * The rules both models of Svix share (src/svix/rules.ts), each against the server file that states it, in
+ * The rules both models of Svix share (src/tools/svix/rules.ts), each against the server file that states it, in
  * Svix's published server (svix-webhooks, server/svix-server).
  */
 
