@@ -126,7 +126,9 @@ describe("a Zap's life at Svix's real retry times (#59)", () => {
     const rows = table.split('\n');
     expect(rows).toHaveLength(2 + 9);
     expect(table).toMatch(/\| Off 10 min \| No \| \d+ \| 0 \| – \| – \| 0 \| 0 \/ 0 \|/);
-    const documented = readFileSync(resolve(__dirname, '../../docs/guarantees.md'), 'utf8');
-    for (const row of rows) expect(documented).toContain(row.split(' | ').slice(0, 2).join(' | '));
+    // As Prettier lays it out: cells padded, the rule under the heading longer.
+    const documented = readFileSync(resolve(__dirname, '../../docs/guarantees.md'), 'utf8').replace(/ +/g, ' ');
+    for (const row of rows.filter((_, index) => index !== 1))
+      expect(documented).toContain(row.split(' | ').slice(0, 2).join(' | '));
   });
 });
