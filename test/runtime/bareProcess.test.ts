@@ -135,9 +135,12 @@ afterAll(async () => {
 });
 
 describe('each operation that waits, alone in a process as Zapier runs it', () => {
-  it('subscribe after a 5xx answers with a plain error; then turns the Zap on', async () => {
-    svixFaults.push({ method: 'POST', path: /\/endpoint$/, fault: UNAVAILABLE });
+  it('subscribe failed by Svix on every try answers with a plain error; after one 5xx, waits, tries again and turns the Zap on', async () => {
+    // #59.6: 71c7dce did not try the first call again.
+    for (let tries = 0; tries < 3; tries += 1)
+      svixFaults.push({ method: 'POST', path: /\/endpoint$/, fault: UNAVAILABLE });
     expectPlainError(await run(`${TRIGGER}.performSubscribe`, { targetUrl: receiver.url, inputData: {} }));
+    svixFaults.push({ method: 'POST', path: /\/endpoint$/, fault: UNAVAILABLE });
     const subscribed = expectAnswered(
       await run(`${TRIGGER}.performSubscribe`, { targetUrl: receiver.url, inputData: {} }),
     );
