@@ -37,6 +37,10 @@ export const CATCH_UP_REACH_MS = 22 * HOUR;
  * (5 s, then 5 minutes less its 20% jitter: 4 minutes after it was made), with a minute for Zapier to serve the new
  * version and Svix's 30 s endpoint cache, at most about 6 minutes after it was made. */
 export const EDIT_GRACE_MS = 2 * MINUTE;
+/** A sweep removes a parked endpoint only once its park is older than this, counted from before its listing: a
+ * subscribe that found it within EDIT_GRACE_MS and is pointing it again has ended by then (Zapier ends an operation
+ * at 30 s; 5 s for the processes' clocks), so the listing shows it pointed. */
+export const SWEEP_PARKED_AFTER_MS = EDIT_GRACE_MS + ZAPIER_PERFORM_MS + 5 * SECOND;
 /** How often one process sweeps a Consumer App from deliveries and dropdowns (turning a Zap on or off, Test trigger
  * and the connection test always do): what no Zap will use again goes, and a delivery makes Svix calls at most this
  * often. */

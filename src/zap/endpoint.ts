@@ -7,7 +7,7 @@ import { CREATE_ENDPOINT, createEndpoint, findEndpoint, newEndpointSecret, trans
 import { EVENT_TYPE_NAME, ensureEventType } from '../svix/eventType';
 import { describeStatus, invalidFields } from '../svix/failures';
 import { isEndpointId } from '../svix/ids';
-import { EDIT_GRACE_MS, inWords, PACE_PER_SECOND } from '../limits';
+import { inWords, PACE_PER_SECOND, SWEEP_PARKED_AFTER_MS } from '../limits';
 
 /** The endpoint a Zap adds to the Consumer App when it is turned on. */
 
@@ -51,7 +51,7 @@ export const endpointDescription = (zap: ZapMeta = {}): string => {
     .trim()
     .slice(0, 80);
   const which = name !== '' ? ` (Zap "${name}")` : zap.id !== undefined ? ` (Zap ${String(zap.id).slice(0, 40)})` : '';
-  return `Zapier: Auction Status Changed${which}. Added when the Zap was turned on. While the Zap is off, it points at parked.invalid and fails on purpose; removed ${inWords(EDIT_GRACE_MS)} after, unless the Zap runs events missed while off.`;
+  return `Zapier: Auction Status Changed${which}. Added when the Zap was turned on. While the Zap is off, it points at parked.invalid and fails on purpose; removed ${inWords(SWEEP_PARKED_AFTER_MS)} after, unless the Zap runs events missed while off.`;
 };
 
 /** The event type is missing, and this connection's key may not register it. */

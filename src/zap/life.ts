@@ -20,8 +20,15 @@ import { describeStatus } from '../svix/failures';
 import { callerOf, type Caller } from '../svix/client';
 import { isEndpointId } from '../svix/ids';
 import { probeNx, withinDeadline } from '../zapier/cache';
-import { Deadline, raise, type Io } from '../zapier/io';
-import { EDIT_GRACE_MS, inWords, PACE_PER_SECOND, SWEEP_EVERY_MS, ZAP_MARKS_KEPT_MS } from '../limits';
+import { Deadline, raise, requestSettings, type Io } from '../zapier/io';
+import {
+  EDIT_GRACE_MS,
+  inWords,
+  PACE_PER_SECOND,
+  SWEEP_EVERY_MS,
+  SWEEP_PARKED_AFTER_MS,
+  ZAP_MARKS_KEPT_MS,
+} from '../limits';
 import { createZapEndpoint, endpointDescription, ZapMeta } from './endpoint';
 import {
   encodeMetadata,
@@ -219,7 +226,7 @@ const parkedDescription = (description: string, keep: boolean, now: number): str
   `${description.split(OFF_SINCE)[0] ?? description}${OFF_SINCE}${new Date(now).toISOString()}: ${
     keep
       ? 'kept for Run Events Missed While Off until the Zap is on again (safe to delete if the Zap is gone).'
-      : `removed ${inWords(EDIT_GRACE_MS)} later, at the next thing the integration does here (safe to delete).`
+      : `removed ${inWords(SWEEP_PARKED_AFTER_MS)} later, at the next thing the integration does here (safe to delete).`
   }`;
 
 /**
@@ -235,8 +242,11 @@ export const sweep = async (
   /** Tries of each Svix call: a sweep from a delivery makes one, and leaves the rest to the next. */
   tries = TRIES,
 ): Promise<EndpointOut[] | undefined> => {
+  // A listing handed in was begun by the operation, at the latest when it called this.
+  const start = caller.deadline.endsAt - requestSettings.operationBudgetMs;
   for (let round = 0; round < SWEEP_ROUNDS; round += 1) {
     // Tried again after a failure of a moment: an unchecked pace may stay over 25 until the next change.
+    const listedAt = clock.now();
     const listed =
       round === 0 && first
         ? first
@@ -245,7 +255,12 @@ export const sweep = async (
       caller.io.log("Svix did not list this Consumer App's endpoints: the next operation here sweeps and paces them.");
       return undefined;
     }
-    const changed = await sweepListed(caller, clock, listed, tries);
+    const changed = await sweepListed(
+      caller,
+      clock,
+      { listed, listedAt: round === 0 && first ? start : listedAt },
+      tries,
+    );
     const live = changed.filter((endpoint) => {
       const metadata = isOneZapEndpoint(endpoint) ? metadataOf(endpoint) : undefined;
       return metadata !== undefined && metadata.parked === undefined && endpoint.disabled !== true;
@@ -284,7 +299,7 @@ const SWEEP_ROUNDS = 4;
 const sweepListed = async (
   caller: Caller,
   clock: Clock,
-  listed: EndpointOut[],
+  { listed, listedAt }: { listed: EndpointOut[]; listedAt: number },
   tries: number,
 ): Promise<EndpointOut[]> => {
   const now = clock.now();
@@ -302,7 +317,7 @@ const sweepListed = async (
   const result: EndpointOut[] = [];
   for (const [index, endpoint] of listed.entries()) {
     const found = zaps[index];
-    const decision: OnSweep = found ? onSweep(found, marks[index] ?? {}, now) : { do: 'leave' };
+    const decision: OnSweep = found ? onSweep(found, marks[index] ?? {}, listedAt) : { do: 'leave' };
     if (!found || decision.do === 'leave') {
       result.push(endpoint);
     } else if (decision.do === 'delete') {
@@ -338,14 +353,16 @@ const readMarks = async (caller: Caller, clock: Clock, uid: string): Promise<Mar
   const [on, off] = await Promise.all([read('on', OnMark), read('off', OffMark)]);
   return { on, off };
 };
-/** Writes a mark; whether z.cache said it stored it. */
+/** Writes a mark, twice where z.cache does not say it stored it the first time; whether it said so. */
 const writeMark = async (caller: Caller, clock: Clock, kind: 'on' | 'off', uid: string, value: OnMark | OffMark) => {
   const { cache } = withinDeadline(clock, caller.io, caller.deadline.endsAt);
   const ttl = Math.round(ZAP_MARKS_KEPT_MS / 1_000);
-  return cache.set(markKey(caller, kind, uid), value, ttl, false).then(
-    (stored) => stored === true,
-    () => false,
-  );
+  const write = () =>
+    cache.set(markKey(caller, kind, uid), value, ttl, false).then(
+      (stored) => stored === true,
+      () => false,
+    );
+  return (await write()) || write();
 };
 const markKey = (caller: Caller, kind: 'on' | 'off', uid: string) => `zap-${kind}:${caller.connection.appId}:${uid}`;
 

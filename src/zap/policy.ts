@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isRight } from 'fp-ts/Either';
 import * as t from 'io-ts';
-import { EDIT_GRACE_MS, PACE_PER_SECOND } from '../limits';
+import { EDIT_GRACE_MS, PACE_PER_SECOND, SWEEP_PARKED_AFTER_MS } from '../limits';
 import type { EndpointOut } from '../svix/codecs';
 import type { ZapMeta } from './endpoint';
 
@@ -145,14 +145,18 @@ export const onUnsubscribe = (
  * | state            | and                                                  | then                  |
  * | parked           | a newer subscribe's mark, not turned off since (**)  | point at its hook     |
  * | parked           | Run Missed, Svix has disabled it (it holds nothing)  | delete                |
- * | parked           | without Run Missed, past the grace                   | delete                |
- * | live, turned off | past the grace: with Run Missed                      | park                  |
- * | live, turned off | past the grace: without it                           | delete                |
+ * | parked           | without Run Missed, past the grace (*)               | delete                |
+ * | live, turned off | past the grace (*): with Run Missed                  | park                  |
+ * | live, turned off | past the grace (*): without it                       | delete                |
  * | anything else    |                                                      | leave                 |
- * (**) an edit whose two calls crossed: the old version's park landed over the new version's pointing.
+ * (*) and the time a subscribe takes (SWEEP_PARKED_AFTER_MS), counted from before the listing: one that found it
+ * within the grace, pointing it again, shows in the listing. (**) an edit whose two calls crossed: the old version's
+ * park landed over the new version's pointing.
  */
 export type OnSweep = { do: 'leave' | 'delete' | 'park' } | { do: 'point'; url: string; gen: number };
-export const onSweep = (found: Found, marks: Marks, now: number): OnSweep => {
+/** `listedAt`: when the listing it decides on was begun. */
+export const onSweep = (found: Found, marks: Marks, listedAt: number): OnSweep => {
+  const now = listedAt;
   const { on, off } = marks;
   const { metadata } = found;
   const keep = metadata.keep === '1';
@@ -163,9 +167,9 @@ export const onSweep = (found: Found, marks: Marks, now: number): OnSweep => {
     const offSinceThen = off && off.id === found.id && off.gen >= (on?.gen ?? Infinity);
     if (newer && !offSinceThen) return { do: 'point', url: on.url, gen: on.gen };
     if (keep) return { do: found.disabled ? 'delete' : 'leave' };
-    return { do: now - since > EDIT_GRACE_MS ? 'delete' : 'leave' };
+    return { do: now - since > SWEEP_PARKED_AFTER_MS ? 'delete' : 'leave' };
   }
-  if (state === 'live, turned off' && now - since > EDIT_GRACE_MS) return { do: keep ? 'park' : 'delete' };
+  if (state === 'live, turned off' && now - since > SWEEP_PARKED_AFTER_MS) return { do: keep ? 'park' : 'delete' };
   return { do: 'leave' };
 };
 

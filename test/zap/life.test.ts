@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import app from '../../src';
-import { EDIT_GRACE_MS } from '../../src/limits';
+import { EDIT_GRACE_MS, SWEEP_PARKED_AFTER_MS } from '../../src/limits';
 import { ListResponseEndpointOut, type EndpointOut } from '../../src/svix/codecs';
 import { metadataOf, parkedUrlOf, shareOf, zapScopeOf, zapUidOf } from '../../src/zap/policy';
 import { AuctionService } from '../../src/tools/sandbox/auctions';
@@ -286,7 +286,7 @@ describe('several Zaps on one Consumer App', () => {
     const gone = await runner.turnOn('Email bidders', EVERY);
     const missed = await runner.turnOn('Sync the CRM', { ...EVERY, catchUp: true });
     await Promise.all([runner.turnOff(gone), runner.turnOff(missed)]);
-    await parkedAgo(gone, EDIT_GRACE_MS + 1_000);
+    await parkedAgo(gone, SWEEP_PARKED_AFTER_MS + 1_000);
     await parkedAgo(missed, 30 * 24 * 3_600_000);
     await invoke('authentication.test', { authData });
     expect((await endpoints()).map((endpoint) => endpoint.id)).toEqual([missed.subscribeData.id]);

@@ -1,4 +1,4 @@
-import { EDIT_GRACE_MS } from '../../src/limits';
+import { EDIT_GRACE_MS, SWEEP_PARKED_AFTER_MS } from '../../src/limits';
 import { onSubscribe, onSweep, onUnsubscribe, type Found, type Marks } from '../../src/zap/policy';
 
 /** The three tables of a Zap's life (src/zap/policy.ts), row by row: each row a person's rule rests on. */
@@ -18,6 +18,8 @@ const parked = (ago: number, { gen = 3, keep = false, disabled = false } = {}): 
 const offMark = (ago: number, gen = 3): Marks => ({ off: { id: ID, gen, at: NOW - ago } });
 const WITHIN = EDIT_GRACE_MS - 1_000;
 const PAST = EDIT_GRACE_MS + 1_000;
+/** Past the grace and the time a subscribe that found it within the grace may still take. */
+const GONE = SWEEP_PARKED_AFTER_MS + 1_000;
 
 describe('a Zap turned on (onSubscribe)', () => {
   it.each([
@@ -54,25 +56,26 @@ describe('a sweep (onSweep)', () => {
   it.each([
     ['live', live(), {}, { do: 'leave' }],
     ['parked within the grace', parked(WITHIN), {}, { do: 'leave' }],
-    ['parked past the grace', parked(PAST), {}, { do: 'delete' }],
+    ['parked past the grace, a subscribe maybe still pointing it', parked(PAST), {}, { do: 'leave' }],
+    ["parked past the grace and a subscribe's time", parked(GONE), {}, { do: 'delete' }],
     ['parked for days with Run Missed', parked(5 * 24 * 3_600_000, { keep: true }), {}, { do: 'leave' }],
-    ['parked with Run Missed, disabled by Svix', parked(PAST, { keep: true, disabled: true }), {}, { do: 'delete' }],
-    ['live, marked off past the grace', live(), offMark(PAST), { do: 'delete' }],
-    ['live, marked off past the grace, with Run Missed', live(3, true), offMark(PAST), { do: 'park' }],
+    ['parked with Run Missed, disabled by Svix', parked(GONE, { keep: true, disabled: true }), {}, { do: 'delete' }],
+    ["live, marked off past the grace and a subscribe's time", live(), offMark(GONE), { do: 'delete' }],
+    ['live, marked off long ago, with Run Missed', live(3, true), offMark(GONE), { do: 'park' }],
     ['live, marked off within the grace', live(), offMark(WITHIN), { do: 'leave' }],
     [
       'parked under a newer subscribe (crossing calls)',
-      parked(PAST, { gen: 3 }),
+      parked(GONE, { gen: 3 }),
       { on: on(4) },
       { do: 'point', url: 'https://hooks.zapier.test/4/', gen: 4 },
     ],
     [
       'parked, its newer subscribe turned off since',
-      parked(PAST),
+      parked(GONE),
       { on: on(4), off: { id: ID, gen: 4, at: NOW } },
       { do: 'delete' },
     ],
-    ['parked, a mark of another endpoint', parked(PAST), { on: on(4, 'ep_other') }, { do: 'delete' }],
+    ['parked, a mark of another endpoint', parked(GONE), { on: on(4, 'ep_other') }, { do: 'delete' }],
   ] as const)('%s', (_, found, marks, decision) => {
     expect(onSweep(found, marks, NOW)).toEqual(decision);
   });

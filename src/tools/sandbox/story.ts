@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { EDIT_GRACE_MS, inWords } from '../../limits';
+import { inWords, SWEEP_PARKED_AFTER_MS } from '../../limits';
 import { auctionStatusChangedOutputFields } from '../../fields/auctionStatusChanged';
 import app from '../../index';
 import { ProviderClient } from '../setup/client';
@@ -218,7 +218,7 @@ export const runStory = async ({ events, say, archived = false }: StoryOptions):
     // Its endpoint is parked: none is left that Svix delivers to Zapier.
     const endpointsLeft = emulator.reachableEndpoints(setup.appId);
     say(
-      `[7/7] Turned the Zap off: its endpoint in Svix is parked (it points at parked.invalid, failing on purpose) and goes ${inWords(EDIT_GRACE_MS)} later, at the next thing the integration does there; endpoints Svix still delivers to Zapier: ${endpointsLeft}.`,
+      `[7/7] Turned the Zap off: its endpoint in Svix is parked (it points at parked.invalid, failing on purpose) and goes ${inWords(SWEEP_PARKED_AFTER_MS)} later, at the next thing the integration does there; endpoints Svix still delivers to Zapier: ${endpointsLeft}.`,
     );
 
     const fromProvider = runner.runs.filter((run) => run.messageId !== forgedId);

@@ -1,5 +1,5 @@
 import app from '../../index';
-import { EDIT_GRACE_MS, inWords } from '../../limits';
+import { EDIT_GRACE_MS, inWords, SWEEP_PARKED_AFTER_MS } from '../../limits';
 import { ProviderClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
 import { AuctionService } from './auctions';
@@ -97,7 +97,7 @@ export const runZapLife = async (say: (line: string) => void): Promise<ZapLifeSu
     const ran = auctions.emitted.map(({ messageId }) => ranOf(zap)(messageId));
     await runner.turnOff(zap);
     say(
-      `      Turned it off for good: its endpoint is ${await where(zap)}, kept for "Run Events Missed While Off" until Svix disables it; a Zap without that option loses its endpoint ${inWords(EDIT_GRACE_MS)} after, at the next thing the integration does there.`,
+      `      Turned it off for good: its endpoint is ${await where(zap)}, kept for "Run Events Missed While Off" until Svix disables it; a Zap without that option loses its endpoint ${inWords(SWEEP_PARKED_AFTER_MS)} after, at the next thing the integration does there.`,
     );
     const endpoints = emulator.reachableEndpoints(appId);
     return {

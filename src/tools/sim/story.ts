@@ -1,7 +1,7 @@
 import { errors } from 'zapier-platform-core';
 import { LIMITS, Runtime } from '../../delivery/runtime';
 import { RULES } from '../../delivery/machine';
-import { EDIT_GRACE_MS } from '../../limits';
+import { SWEEP_PARKED_AFTER_MS } from '../../limits';
 import type { SubscribeData } from '../../models/inbound';
 import { callerOf } from '../../svix/client';
 import { RETRY_SCHEDULE_MS, retryDelayMs } from '../svix/rules';
@@ -211,7 +211,7 @@ export const tellStory = async (story: Story): Promise<Told> => {
   });
   await scheduler.run(50_000_000, () => undefined);
   // The next operation on the Consumer App, past the grace: it sweeps (a Test trigger of another Zap, say).
-  scheduler.after(EDIT_GRACE_MS + SECOND, () => {
+  scheduler.after(SWEEP_PARKED_AFTER_MS + SECOND, () => {
     void sweep(callerOf(io, { authData }, 'zap-editor', clock.now(), clock.now), clock);
   });
   await scheduler.run(50_000_000, () => undefined);

@@ -1,5 +1,5 @@
 import { errors } from 'zapier-platform-core';
-import { EDIT_GRACE_MS, SVIX_CLOCK_ALLOWANCE_MS } from '../../limits';
+import { SVIX_CLOCK_ALLOWANCE_MS, SWEEP_PARKED_AFTER_MS } from '../../limits';
 import { sweep } from '../../zap/life';
 import { callerOf } from '../../svix/client';
 import { LIMITS, Runtime } from '../../delivery/runtime';
@@ -345,7 +345,8 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     if (off) off.markKey = markKey;
     const marked = () => {
       const mark = cache.peek(markKey);
-      return typeof mark === 'object' && mark !== null && Reflect.get(mark, 'gen') === old.data.gen;
+      const field = (key: string) => (typeof mark === 'object' && mark !== null ? Reflect.get(mark, key) : undefined);
+      return field('id') === old.data.id && field('gen') === old.data.gen;
     };
     void operate((ops, io) => ops.performUnsubscribe(failing ? svixFailing(io) : io, bundleOf(zap, old.hook, old.data)))
       .then(
@@ -466,7 +467,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   }
   await scheduler.run(20_000_000, runtimeRule);
   // The next thing the app does for this Consumer App, past the edit grace (a Test trigger, say): it sweeps.
-  scheduler.after(EDIT_GRACE_MS + SECOND, () => {
+  scheduler.after(SWEEP_PARKED_AFTER_MS + SECOND, () => {
     const life = lifeOf(editing.pick(processes));
     const io = ioFor(life, { calls: [], cacheCalls: [] }, false);
     const { clock } = life.runtime;
