@@ -255,7 +255,7 @@ export const sweep = async (
       caller.io.log("Svix did not list this Consumer App's endpoints: the next operation here sweeps and paces them.");
       return undefined;
     }
-    const changed = await sweepListed(
+    const { endpoints: changed, unfinished } = await sweepListed(
       caller,
       clock,
       { listed, listedAt: round === 0 && first ? start : listedAt },
@@ -266,7 +266,13 @@ export const sweep = async (
       return metadata !== undefined && metadata.parked === undefined && endpoint.disabled !== true;
     });
     const { rate, pace } = paceOf(live);
-    if (pace.length === 0 && changed.length === listed.length && changed.every((each, i) => each === listed[i]))
+    // Done once a listing needs nothing more: a change Svix failed is tried again on a new listing.
+    if (
+      pace.length === 0 &&
+      !unfinished &&
+      changed.length === listed.length &&
+      changed.every((each, i) => each === listed[i])
+    )
       return changed;
     for (const id of pace)
       await again(caller, clock, () => paceEndpoint(caller, id, rate), tries).catch(() => undefined);
@@ -301,7 +307,7 @@ const sweepListed = async (
   clock: Clock,
   { listed, listedAt }: { listed: EndpointOut[]; listedAt: number },
   tries: number,
-): Promise<EndpointOut[]> => {
+): Promise<{ endpoints: EndpointOut[]; unfinished: boolean }> => {
   const now = clock.now();
   const zaps = listed.map((endpoint) => (isOneZapEndpoint(endpoint) ? foundOf(endpoint) : undefined));
   const marks = await Promise.all(
@@ -309,11 +315,17 @@ const sweepListed = async (
       zaps[index] && endpoint.uid ? readMarks(caller, clock, endpoint.uid) : Promise.resolve<Marks>({}),
     ),
   );
-  const tried = (run: () => Promise<unknown>) =>
-    again(caller, clock, run, tries).then(
-      () => true,
-      () => false,
-    );
+  // Whether a change Svix failed (tried again, on a new listing).
+  let unfinished = false;
+  const tried = async (run: () => Promise<unknown>): Promise<boolean> => {
+    try {
+      await again(caller, clock, run, tries);
+      return true;
+    } catch {
+      unfinished = true;
+      return false;
+    }
+  };
   const result: EndpointOut[] = [];
   for (const [index, endpoint] of listed.entries()) {
     const found = zaps[index];
@@ -337,7 +349,7 @@ const sweepListed = async (
       result.push(pointed ? { ...endpoint, url: decision.url, metadata, disabled: false } : endpoint);
     }
   }
-  return result;
+  return { endpoints: result, unfinished };
 };
 
 /** The marks of a Zap's endpoint in z.cache (none where it fails or holds none). */

@@ -170,12 +170,13 @@ const offRuleOf = ({ zaps, operationCacheCalls }: Judged, message: SimMessage) =
 };
 const SECOND = 1_000;
 
-/** Whether a message was made, or held by Svix or Zapier's queue, while an edit of its Zap named to no call ran. */
+/** Whether a message was made, or held by Svix or Zapier's queue, while an edit of its Zap named to no call ran, or
+ * was made before one (its new version, another Zap to the app, runs it again if it is sent there). */
 const inUnnamedEdit = ({ zaps }: Judged, message: SimMessage): boolean =>
   zaps.unnamedEdits.some(({ zap, from, until = Infinity }) => {
     if (zap !== message.zap) return false;
     const held = (message.held ?? []).some((wait) => wait.from <= until && from <= wait.until);
-    return held || (from - SECOND <= message.madeAt && message.madeAt <= until + SECOND);
+    return held || message.madeAt <= until + SECOND;
   });
 
 /**

@@ -211,7 +211,7 @@ export const tellStory = async (story: Story): Promise<Told> => {
   });
   await scheduler.run(50_000_000, () => undefined);
   // The next operation on the Consumer App, past the grace: it sweeps (a Test trigger of another Zap, say).
-  scheduler.after(SWEEP_PARKED_AFTER_MS + SECOND, () => {
+  scheduler.after(SWEEP_PARKED_AFTER_MS + 10 * SECOND, () => {
     void sweep(callerOf(io, { authData }, 'zap-editor', clock.now(), clock.now), clock);
   });
   await scheduler.run(50_000_000, () => undefined);
