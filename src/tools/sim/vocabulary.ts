@@ -75,7 +75,7 @@ export const Outcome = t.type({
   /** skipped: made or sent while its Zap was off past the edit grace, and not run (excused); ranWhileOff: made well
    * inside such a time, and run; refusedThroughout: Zapier served its Zap and refused every attempt (excused); zapLife: endpoints left live for a Zap that is off, a Zap on without its endpoint, pace over 25. */
   ...{ skipped: t.number, refusedThroughout: t.number, ranWhileOff: t.number, zapLife: t.number },
-  /** unmarked: events run or not run in an off whose unsubscribe Svix failed and z.cache kept no mark of; unnamed:
+  /** unmarked: events run though made in an off whose unsubscribe Svix failed and whose mark z.cache failed; unnamed:
    * events run twice or not at all, made or held while an edit of a Zap Zapier names to no call ran (both excused). */
   unmarked: t.number,
   unnamed: t.number,
