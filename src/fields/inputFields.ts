@@ -35,7 +35,7 @@ export const auctionStatusChangedInputFields = (dropdowns: { statuses: string; a
     type: 'boolean' as const,
     required: false,
     default: 'false',
-    helpText: `Choose **Yes**, before you turn the Zap off, to run it when you turn it on again for the auction events sent while it was off that Svix still holds (at least those of the last ${inWords(CATCH_UP_REACH_MS)}), each once. They arrive over the following hours, as Svix retries them, not at once. Leave it at **No** to start from new events when you turn the Zap on, as Zaps usually do; an off of under ${inWords(EDIT_GRACE_MS)} runs them anyway, as Zapier turns a Zap off and on to publish an edit.`,
+    helpText: `Choose **Yes**, before you turn the Zap off, to run it when you turn it on again for the auction events sent while it was off that Svix still holds (those of the last ${inWords(CATCH_UP_REACH_MS)} at least; none after 5 days off, when Svix stops trying), each once. They arrive over the following hours, as Svix retries them, not at once. Leave it at **No** to start from new events when you turn the Zap on, as Zaps usually do; an off of under ${inWords(EDIT_GRACE_MS)} runs them anyway, as Zapier turns a Zap off and on to publish an edit.`,
   },
   {
     key: 'showSkipped',
