@@ -225,7 +225,7 @@ describe("the Svix owner's steps", () => {
     expect(left).toMatch(/zapier-zap-/);
     expect(left).toMatch(/parked\.invalid/);
     expect(left).toMatch(/message\.attempt\.failing/);
-    expect(left).toMatch(/2 minutes after/);
+    expect(left).toMatch(/3 minutes after/);
     expect(left).toMatch(/Deleting a parked one is safe/);
     // What builders' messages ask of the owner, the set-up failing, and taking it all back out (#54).
     expect(svixSetup).toMatch(/\*\*Register AUCTION_STATUS_CHANGE\*\*/);

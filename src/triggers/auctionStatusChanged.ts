@@ -57,11 +57,17 @@ export type DeliveryBundle = Pick<Bundle, 'authData' | 'inputData' | 'rawRequest
 export const operationsFor = (runtime: Runtime) => {
   /** When this process last swept each Consumer App (zap/life.ts, sweepNowAndThen). */
   const swept = new Map<string, number>();
-  /** Whether this process should sweep the Consumer App now (zap/life.ts is loaded only then). */
+  /**
+   * Whether this process should sweep the Consumer App now (zap/life.ts is loaded only then): every SWEEP_EVERY_MS,
+   * counted from its first delivery there, so that a cold process's delivery never waits for a sweep.
+   */
   const sweepDue = (callerFor: () => Caller): boolean => {
     try {
-      const last = swept.get(callerFor().connection.appId) ?? -Infinity;
-      return runtime.clock.now() - last >= SWEEP_EVERY_MS;
+      const { appId } = callerFor().connection;
+      const now = runtime.clock.now();
+      const last = swept.get(appId);
+      if (last === undefined) swept.set(appId, now);
+      return last !== undefined && now - last >= SWEEP_EVERY_MS;
     } catch {
       return false; // a connection it cannot read: its run said so
     }
