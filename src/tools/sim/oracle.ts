@@ -26,7 +26,7 @@ type Parts = {
   cache: SimCache;
   scheduler: Scheduler;
 } & {
-  zaps: Pick<SimZaps, 'offs' | 'subscriptions' | 'zapOf' | 'unnamedEdits'>;
+  zaps: Pick<SimZaps, 'offs' | 'subscriptions' | 'zapOf' | 'unnamedEdits' | 'unmarked'>;
   /** Whether the last subscribe or unsubscribe to end had its listing of the endpoints answered (the pace checked). */
   paceChecked: boolean;
   /** The z.cache calls of turning Zaps on and off (their marks). */
@@ -192,7 +192,7 @@ const zapLifeProblems = ({ svix, zaps, paceChecked }: Judged): string[] => {
   const kept = svix.endpoints.filter(({ record }) => !record.deleted);
   const live = kept.filter(({ record }) => record.metadata.parked === undefined);
   for (const endpoint of live)
-    if (!used.has(endpoint.id) && !unmarked.has(zaps.zapOf(endpoint.id) ?? -1))
+    if (!used.has(endpoint.id) && !unmarked.has(zaps.zapOf(endpoint.id) ?? -1) && !zaps.unmarked.has(endpoint.id))
       problems.push(`endpoint ${endpoint.index} left live, its Zap off`);
   // The last operation swept past the grace: a parked endpoint stays only for a Zap that runs events missed while off.
   for (const endpoint of kept)

@@ -351,7 +351,11 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     void operate((ops, io) => ops.performUnsubscribe(failing ? svixFailing(io) : io, bundleOf(zap, old.hook, old.data)))
       .then(
         ({ removed }) => off && Object.assign(off, { parked: removed, marked: marked() }),
-        () => off && Object.assign(off, { marked: marked() }),
+        () => {
+          // Svix and z.cache both failed it: nothing can tell this endpoint's Zap (or version) is off.
+          if (!marked()) zaps.unmarked.add(old.data.id);
+          if (off) Object.assign(off, { marked: marked() });
+        },
       )
       .then(next);
   };

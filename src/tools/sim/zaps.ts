@@ -22,6 +22,8 @@ export class SimZaps {
   private readonly current: Array<Subscribed | undefined> = [];
   private readonly made: Array<Set<string>> = [];
   readonly offs: Off[] = [];
+  /** Endpoints whose unsubscribe Svix failed and whose mark z.cache did not keep (a known limit). */
+  readonly unmarked = new Set<string>();
   /** Edits of Zaps Zapier names to no call: from the first call to the end of the second (none yet: under way). */
   readonly unnamedEdits: Array<{ zap: number; from: number; until?: number }> = [];
   private readonly offSince = new Map<number, Off>();
