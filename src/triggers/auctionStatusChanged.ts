@@ -55,22 +55,20 @@ const refuse = (io: Pick<Io, 'errors'>, why: DeliveryRefusal): never => halt(io,
 export type DeliveryBundle = Pick<Bundle, 'authData' | 'inputData' | 'rawRequest' | 'subscribeData'>;
 
 export const operationsFor = (runtime: Runtime) => {
-  /** When this process last swept each Consumer App (zap/life.ts, sweepNowAndThen). */
+  /** When this process last swept each connection's Consumer App from a delivery (at most 1,000 remembered). */
   const swept = new Map<string, number>();
   /**
-   * Whether this process should sweep the Consumer App now (zap/life.ts is loaded only then): every SWEEP_EVERY_MS,
-   * counted from its first delivery there, so that a cold process's delivery never waits for a sweep.
+   * Whether a delivery of this connection should sweep its Consumer App now, from the note this process keeps (no
+   * call, and zap/life.ts is loaded only then): every SWEEP_EVERY_MS, counted from its first delivery there, so that
+   * a cold process's delivery never waits for a sweep.
    */
-  const sweepDue = (callerFor: () => Caller): boolean => {
-    try {
-      const { appId } = callerFor().connection;
-      const now = runtime.clock.now();
-      const last = swept.get(appId);
-      if (last === undefined) swept.set(appId, now);
-      return last !== undefined && now - last >= SWEEP_EVERY_MS;
-    } catch {
-      return false; // a connection it cannot read: its run said so
-    }
+  const sweepDue = (connection: string): boolean => {
+    const now = runtime.clock.now();
+    const last = swept.get(connection);
+    if (last !== undefined && now - last < SWEEP_EVERY_MS) return false;
+    if (swept.size >= 1_000) swept.clear();
+    swept.set(connection, now);
+    return last !== undefined;
   };
   // On the ports they run on: Zapier's z, or the simulation's (a Zap's life there is this code's, too).
   const performSubscribe = (z: ZObject | Io, bundle: ZapLife.ZapBundle) =>
@@ -98,7 +96,8 @@ export const operationsFor = (runtime: Runtime) => {
     const occurredAtMs = eventTimeOf(createdAt, seconds * 1000);
     if (isTooOldToRemember(occurredAtMs, arrivedAt)) return refuse(io, 'event-too-old');
     const { checkedAt = 0, secret, on } = zap.right;
-    const key = `${connectionScope(bundle.authData)}\u0000${zap.right.id}`;
+    const connection = connectionScope(bundle.authData);
+    const key = `${connection}\u0000${zap.right.id}`;
     const sub = { id: zap.right.id, secret, checkedAt, key, on };
     const signatures = signatureCount(signature);
     const signedWith = signer(id, timestamp, signature, content);
@@ -120,9 +119,12 @@ export const operationsFor = (runtime: Runtime) => {
     const verdict = verify(runtime, io, callerFor, sub, delivery);
     const items = verdict instanceof Promise ? verdict.then(decoded) : decoded(verdict);
     // Now and then, once its own work is done, a delivery sweeps the Consumer App of what no Zap will use again.
-    if (!sweepDue(callerFor)) return items;
+    if (!sweepDue(connection)) return items;
     return Promise.resolve(items).then(async (ran) => {
-      await life().sweepNowAndThen(callerFor(), runtime.clock, swept);
+      // A connection it cannot read sweeps nothing: its run has said so.
+      await Promise.resolve()
+        .then(() => life().sweepBriefly(callerFor(), runtime.clock))
+        .catch(() => undefined);
       return ran;
     });
   };

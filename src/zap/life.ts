@@ -280,21 +280,21 @@ export const sweep = async (
   caller.io.log('The Zaps of this Consumer App changed while they were being paced: the next change paces them.');
   return undefined;
 };
-/**
- * A sweep from an operation that is not a Zap's turning on or off (a delivery, a dropdown): at most once every
- * SWEEP_EVERY_MS per process and Consumer App (`last`: when this process last swept each), quietly. Whether it is due
- * is known at once, so that an operation that need not sweep waits for nothing.
- */
-export const sweepDue = (caller: Pick<Caller, 'connection'>, clock: Clock, last: Map<string, number>): boolean =>
-  clock.now() - (last.get(caller.connection.appId) ?? -Infinity) >= SWEEP_EVERY_MS;
-export const sweepNowAndThen = async (caller: Caller, clock: Clock, last: Map<string, number>): Promise<void> => {
-  if (!sweepDue(caller, clock, last)) return;
-  if (last.size >= SWEEPS_REMEMBERED) last.clear();
-  const now = clock.now();
-  last.set(caller.connection.appId, now);
-  // Within a few seconds of its own: the operation's answer (a delivery's run) must not wait long for it.
-  const deadline = new Deadline(Math.min(caller.deadline.endsAt, now + SWEEP_BUDGET_MS), clock.now);
+/** A sweep within a few seconds, each Svix call tried once: the operation's answer (a delivery's run) must not wait
+ * long for it, and the next such sweep takes up what it left. */
+export const sweepBriefly = async (caller: Caller, clock: Clock): Promise<void> => {
+  const deadline = new Deadline(Math.min(caller.deadline.endsAt, clock.now() + SWEEP_BUDGET_MS), clock.now);
   await sweep({ ...caller, deadline }, clock, undefined, 1).catch(() => undefined);
+};
+/** A sweep from a dropdown: at most once every SWEEP_EVERY_MS per process and Consumer App (`last`: when this process
+ * last swept each). */
+export const sweepNowAndThen = async (caller: Caller, clock: Clock, last: Map<string, number>): Promise<void> => {
+  const now = clock.now();
+  const app = caller.connection.appId;
+  if (now - (last.get(app) ?? -Infinity) < SWEEP_EVERY_MS) return;
+  if (last.size >= SWEEPS_REMEMBERED) last.clear();
+  last.set(app, now);
+  await sweepBriefly(caller, clock);
 };
 const SWEEP_BUDGET_MS = 5_000;
 const SWEEPS_REMEMBERED = 1_000;
