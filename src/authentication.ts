@@ -77,7 +77,7 @@ export const authentication = {
 };
 
 /** Adds Svix's headers to every request this app makes (all of them go to Svix). */
-export const addProviderHeaders = <R extends { headers?: Record<string, string> }>(
+export const addSvixHeaders = <R extends { headers?: Record<string, string> }>(
   request: R,
   _z: ZObject,
   bundle: Bundle,

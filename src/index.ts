@@ -1,7 +1,7 @@
 import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
 import { defineApp, version as platformVersion } from 'zapier-platform-core';
-import { addProviderHeaders, authentication } from './authentication';
+import { addSvixHeaders, authentication } from './authentication';
 import { Runtime } from './delivery/runtime';
 import { auctionStatusChanged, TRIGGER_KEY } from './triggers/auctionStatusChanged';
 import { recentAuctioneers, recentStatuses } from './triggers/choices';
@@ -21,7 +21,7 @@ export const createApp = (runtime = new Runtime()) =>
     version: decodedPackage.right.version,
     platformVersion,
     authentication,
-    beforeRequest: [addProviderHeaders],
+    beforeRequest: [addSvixHeaders],
     // Core would otherwise log every request made outside z.request, its own z.cache
     // calls included, with their answers: what the app keeps in z.cache holds secrets.
     flags: { skipHttpPatch: true },

@@ -26,6 +26,11 @@ export const SVIX_CLOCK_ALLOWANCE_MS = 5 * MINUTE;
 /** How long a run is remembered (a claim's life): Svix retries a message for about 33 hours, and a person may ask it
  * to resend one for days. An event older than this is not run again. */
 export const REMEMBER_RUNS_MS = 7 * DAY;
+/** Svix's wait after each failed attempt (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; after the last, none), from its
+ * server's worker.rs: what a Zap turned off, an edit or a claim must outlast. */
+export const RETRY_SCHEDULE_MS: readonly number[] = [5e3, 3e5, 1.8e6, 7.2e6, 1.8e7, 3.6e7, 3.6e7];
+/** Each of Svix's waits varies by up to this share either way. */
+export const RETRY_JITTER = 0.2;
 /** The least that "Run Events Missed While Off" reaches back: a Zap's parked endpoint holds what Svix made while it
  * was off in Svix's retry schedule, which retries a message for 27.6 hours, 22 at the least (its jitter, -20%).
  * Nothing is asked of Svix again: a resend it makes once could be lost. */
@@ -52,13 +57,17 @@ export const ZAP_MARKS_KEPT_MS = 7 * DAY;
  * letting a few percent more through. */
 export const PACE_PER_SECOND = 25;
 
-/** The promises on secrets, as docs/guarantees.md states them (the simulation's oracle judges by these). */
-export const PROMISES = {
-  /** A replaced secret runs no body this long after a process read the new one and shared it. */
-  revokedWithinMs: 60 * SECOND,
-  /** Nor this long after the rotation, whatever any process saw and Svix failing or not. */
-  replacedRunsAtMostMs: 10 * MINUTE,
-};
+/** A process trusts a signing secret it read from Svix (or its subscribe did) this long: past it, the secret is read
+ * again before it signs anything alone. So a replaced secret runs no body, in any process, longer than this after
+ * the rotation, whatever fails; and a warm process reads it at most this often. */
+export const SECRET_TRUSTED_MS = 10 * MINUTE;
+/** The Svix calls that deliveries the known secret did not sign may cost (junk does), per endpoint and process: a
+ * token bucket of 8, one more each second. A failed call's retries come free, within the delivery's time. */
+export const JUNK_ALLOWANCE = { burst: 8, everyMs: SECOND };
+/** The longest one Svix call of a delivery may take: none starts with less of the delivery's time left. */
+export const DELIVERY_CALL_MS = 3 * SECOND;
+/** How many endpoints a process remembers (those it served last): its memory, however many Zaps it serves. */
+export const ENDPOINTS_KEPT = 1_000;
 
 /** A limit as a person reads it: "7 days", "5 minutes". */
 export const inWords = (ms: number): string => {

@@ -1,12 +1,12 @@
 import { inWords, REMEMBER_RUNS_MS, SVIX_CLOCK_ALLOWANCE_MS } from './limits';
-import type { Halt } from './delivery/machine';
+import type { Halt } from './delivery/verify';
 import type { Failure } from './zapier/io';
 import type { Refusal } from './svix/signature';
 import { FILTER_LABELS, type FilterField, type Skipped } from './fields/filters';
 
 /**
  * What a person reads in Zapier when a delivery does not run, or a Zap cannot be turned on: each starts with what
- * to do, within the 250 characters Zapier shows (test/messages.test.ts enumerates them all). Provider failures
+ * to do, within the 250 characters Zapier shows (test/messages.test.ts enumerates them all). Svix failures
  * are worded in svix/failures.ts.
  */
 
@@ -71,13 +71,13 @@ export const RECORD_REFUSALS = {
 const trouble = (failure: Failure): string =>
   failure.kind === 'throttled'
     ? 'Svix was limiting requests'
-    : failure.kind === 'error' && failure.code === 'ProviderForbidden'
+    : failure.kind === 'error' && failure.code === 'SvixForbidden'
       ? 'this key may not read messages'
-      : failure.kind === 'error' && failure.code === 'ProviderUnreachable'
+      : failure.kind === 'error' && failure.code === 'SvixUnreachable'
         ? 'Svix could not be reached'
         : 'Svix had trouble answering';
 
-/** What a person reads when the delivery path halts a delivery (src/delivery/machine.ts). */
+/** What a person reads when the delivery path halts a delivery (src/delivery/verify.ts). */
 export const haltMessage = (why: Halt): string => {
   switch (why) {
     case 'expired':
@@ -118,7 +118,7 @@ export const couldNotRead =
       const message = `Reconnect your account in Zapier with a current key, then ask whoever set up your Consumer App to resend message ${messageId}: Svix refused the connection's key while checking this delivery.`;
       return { kind: 'auth', message, ...log };
     }
-    const why = failure.kind === 'error' && failure.code === 'ProviderForbidden' ? 'the key may not' : trouble(failure);
+    const why = failure.kind === 'error' && failure.code === 'SvixForbidden' ? 'the key may not' : trouble(failure);
     const message = `${resendHint(messageId)}: Svix would not say how it signs this Zap's deliveries (${why}), so the Zap did not run.`;
     return { kind: 'error', code: 'SignatureNotChecked', status: 503, message, ...log };
   };

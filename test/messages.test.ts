@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import app from '../src';
-import type { Halt } from '../src/delivery/machine';
+import type { Halt } from '../src/delivery/verify';
 import { authentication } from '../src/authentication';
 import { EVENT_TYPE_ARCHIVED, EVENT_TYPE_NOT_PERMITTED, THIS_ZAP_DISABLED } from '../src/zap/endpoint';
 import { ACTIONS, appNotFound, ENDPOINT_MESSAGES } from '../src/svix/api';
@@ -67,8 +67,8 @@ const LONGEST_ACTION = EVERY_ACTION.reduce((a, b) => (b.length > a.length ? b : 
 /** A Server URL as long as a person may type one: it reaches only the log. */
 const LONG_ORIGIN = `https://${'svix-self-hosted.'.repeat(6)}example.com`;
 
-/** Every provider failure for one reader, doing `action`: each status, each shape of answer, each way a call fails. */
-const providerFailures = (reader: Reader, action = 'doing it'): Failure[] => [
+/** Every Svix failure for one reader, doing `action`: each status, each shape of answer, each way a call fails. */
+const svixFailures = (reader: Reader, action = 'doing it'): Failure[] => [
   ...STATUSES.map((status) =>
     describeStatus(status, status === 422 ? BODY_422 : { code: 'x', detail: 'x' }, { action, reader }, '120'),
   ),
@@ -79,9 +79,9 @@ const providerFailures = (reader: Reader, action = 'doing it'): Failure[] => [
   ...CAUSES.map((cause) => describeUnreachable(action, LONG_ORIGIN, cause, reader)),
 ];
 
-/** Every provider failure message for one reader. */
-const providerMessages = (reader: Reader, action?: string): string[] =>
-  providerFailures(reader, action).map((failure) => failure.message);
+/** Every Svix failure message for one reader. */
+const svixMessages = (reader: Reader, action?: string): string[] =>
+  svixFailures(reader, action).map((failure) => failure.message);
 
 const FILTER_FIELDS: FilterField[] = ['statuses', 'auctioneerUuid', 'skipOutdated', 'catchUp', 'showSkipped'];
 
@@ -115,7 +115,7 @@ const zapierMessages = async (): Promise<string[]> => {
   const notJson = parseBody('<html>');
   const connection = { apiKey: API_KEY, appId: 'app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9', baseUrl: 'https://api.svix.com' };
   return [
-    ...inZapier.flatMap((reader) => EVERY_ACTION.flatMap((action) => providerMessages(reader, action))),
+    ...inZapier.flatMap((reader) => EVERY_ACTION.flatMap((action) => svixMessages(reader, action))),
     ...Object.values(ACCESS_MESSAGES),
     couldNotCheck(MESSAGE_ID).message,
     ...REFUSALS.map(refusalMessage),
@@ -145,11 +145,11 @@ const EVERY_HALT: Record<Halt, null> = {
 const HALTS = Object.keys(EVERY_HALT).filter((why): why is Halt => Object.hasOwn(EVERY_HALT, why));
 /** Why the events a Zap missed while off were not sent again. */
 
-/** What a delivery checked against the provider's record can say: halts, and each failure to read it. */
+/** What a delivery checked against Svix's record can say: halts, and each failure to read it. */
 const recordMessages = (): string[] => [
   ...HALTS.map((why) => haltMessage(why)),
-  ...providerFailures('zap-run', LONGEST_ACTION).map((failure) => couldNotConfirm(MESSAGE_ID)(failure).message),
-  ...providerFailures('zap-run', LONGEST_ACTION).map((failure) => couldNotRead(MESSAGE_ID)(failure).message),
+  ...svixFailures('zap-run', LONGEST_ACTION).map((failure) => couldNotConfirm(MESSAGE_ID)(failure).message),
+  ...svixFailures('zap-run', LONGEST_ACTION).map((failure) => couldNotRead(MESSAGE_ID)(failure).message),
 ];
 
 const TERMINAL = /\bnpm\b|terminal|command line|--[a-z]|\brun the set-up again\b/i;
@@ -223,11 +223,11 @@ describe('messages, where they are read', () => {
   });
 
   it('from the set-up: what to run, and nothing about reconnecting in Zapier', () => {
-    for (const message of providerMessages('setup')) {
+    for (const message of svixMessages('setup')) {
       expect(message).not.toMatch(/Zapier|Zap\b|reconnect/i);
     }
     // "Set-up" names the command: a Zapier-facing message does not use it for the person's configuration.
-    for (const message of providerMessages('zap-editor')) expect(message).not.toMatch(/your set-up/i);
+    for (const message of svixMessages('zap-editor')) expect(message).not.toMatch(/your set-up/i);
     const refused = describeStatus(401, {}, { action: 'x', reader: 'setup' }).message;
     expect(refused).toMatch(/run the set-up again/);
     for (const url of ['not a url', 'http://example.com', 'ftp://example.com']) {
@@ -237,13 +237,13 @@ describe('messages, where they are read', () => {
   });
 
   it('promises a retry only where something retries: nowhere does Zapier resend a delivery', async () => {
-    for (const message of [...(await zapierMessages()), ...providerMessages('setup')]) {
+    for (const message of [...(await zapierMessages()), ...svixMessages('setup')]) {
       expect(message).not.toMatch(/Zapier will (try|retry)|will (be )?(tried|try) again/i);
     }
-    // In a Zap run nothing can be tried again: nothing says to, and where a provider call failed the
+    // In a Zap run nothing can be tried again: nothing says to, and where a Svix call failed the
     // message says the event did not run.
-    for (const message of providerMessages('zap-run')) expect(message).not.toMatch(/try again/i);
-    for (const message of providerMessages('zap-run').filter((text) => /temporary|Could not reach/.test(text))) {
+    for (const message of svixMessages('zap-run')) expect(message).not.toMatch(/try again/i);
+    for (const message of svixMessages('zap-run').filter((text) => /temporary|Could not reach/.test(text))) {
       expect(message).toMatch(/the Zap did not run\.$/);
     }
   });
@@ -253,7 +253,7 @@ describe('messages, where they are read', () => {
   });
 
   it('an event that was not checked names it and says how to send it again; a refusal of junk does not invite a resend', () => {
-    for (const failure of providerFailures('zap-run')) {
+    for (const failure of svixFailures('zap-run')) {
       for (const message of [couldNotConfirm, couldNotRead].map((reword) => reword(MESSAGE_ID)(failure).message)) {
         expect(message).toContain(MESSAGE_ID);
         expect(message).toMatch(
@@ -273,7 +273,7 @@ describe('messages, where they are read', () => {
     const texts = [...(await zapierMessages()), ...helpTexts()];
     expect(helpTexts().length).toBeGreaterThan(5);
     for (const text of texts) {
-      // "The provider" is a word a person cannot look up; Svix is.
+      // "Svix" is a word a person cannot look up; Svix is.
       expect(text).not.toMatch(/\bprovider\b/i);
       expect(text).not.toMatch(/auction (platform|back-?end)/i);
     }
@@ -311,7 +311,7 @@ describe('messages, where they are read', () => {
   });
 
   it('points only to people who exist: whoever set up the Consumer App, the auction service, or Svix', async () => {
-    for (const text of [...(await zapierMessages()), ...helpTexts(), ...providerMessages('setup')]) {
+    for (const text of [...(await zapierMessages()), ...helpTexts(), ...svixMessages('setup')]) {
       // No "contact this integration's support": there is no such contact.
       expect(text.replace(/the auction service's support team/g, '')).not.toMatch(/\bsupport\b/i);
     }

@@ -6,10 +6,10 @@ import { EndpointOut, EventTypeOut } from '../src/svix/codecs';
 import { EVENT_TYPE_NAME } from '../src/svix/eventType';
 import { EVENT_TYPE_ARCHIVED } from '../src/zap/endpoint';
 import { AuctionService } from '../src/tools/sandbox/auctions';
-import { ProviderEmulator, type EmulatorOptions } from '../src/tools/sandbox/emulator';
+import { SvixEmulator, type EmulatorOptions } from '../src/tools/sandbox/emulator';
 import { HookRunner } from '../src/tools/sandbox/hookRunner';
 import { PlatformStandIn, platformInvoker } from '../src/tools/sandbox/platform';
-import { ProviderClient } from '../src/tools/setup/client';
+import { SvixClient } from '../src/tools/setup/client';
 import { runSetup } from '../src/tools/setup/setup';
 import { errorDetails } from './helpers/fixtures';
 
@@ -20,18 +20,18 @@ import { errorDetails } from './helpers/fixtures';
  */
 
 const ACCOUNT_KEY = `testsk_${randomBytes(8).toString('hex')}`;
-let emulator: ProviderEmulator;
+let emulator: SvixEmulator;
 let platform: PlatformStandIn;
 let serverUrl: string;
-let account: ProviderClient;
+let account: SvixClient;
 let runner: HookRunner | undefined;
 
 const start = async (options: Partial<EmulatorOptions> = {}): Promise<void> => {
-  emulator = new ProviderEmulator({ apiKey: ACCOUNT_KEY, ...options });
+  emulator = new SvixEmulator({ apiKey: ACCOUNT_KEY, ...options });
   platform = new PlatformStandIn();
   serverUrl = await emulator.start();
   await platform.start();
-  account = new ProviderClient({ baseUrl: serverUrl, apiKey: ACCOUNT_KEY });
+  account = new SvixClient({ baseUrl: serverUrl, apiKey: ACCOUNT_KEY });
 };
 afterEach(async () => {
   await runner?.stop();

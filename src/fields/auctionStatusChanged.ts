@@ -1,13 +1,13 @@
 import type { AuctionStatusChange } from '../models/AuctionStatusChange';
 import { EVENT_TYPE_NAME } from '../svix/eventType';
-import { timeOfProviderId } from '../svix/ksuid';
+import { timeOfSvixId } from '../svix/ksuid';
 import { CLOCK_ALLOWANCE_SECONDS } from '../svix/signature';
 import type { ExtraValue } from './extraFields';
 import type { OutputField } from './zapFields';
 
 /** The fields every item has: what a Zap step can always map from "Auction Status Changed". */
 export type AuctionStatusChangedFields = {
-  /** The provider's message id (`msg_…`): the same in live runs and in samples, and Zapier's dedupe key. */
+  /** Svix's message id (`msg_…`): the same in live runs and in samples, and Zapier's dedupe key. */
   id: string;
   auctionUuid: string;
   auctioneerUuid: string;
@@ -69,47 +69,23 @@ export const auctionStatusChangedOutputFields: ItemOutputField[] = [
 ];
 
 /** `OPEN_FOR_BIDDING` → `Open For Bidding`; text without separators keeps its letters' case past the first. */
-export const statusLabel = (status: string): string => {
-  const remembered = labels.get(status);
-  if (remembered !== undefined) return remembered;
-  const label = status
+export const statusLabel = (status: string): string =>
+  status
     .split(/[\s_-]+/u)
     .filter((word) => word !== '')
     .map((word) => {
       const first = String.fromCodePoint(word.codePointAt(0) ?? 0);
-      // Unicode's default case mapping: the same everywhere, and much cheaper than a locale's.
+      // Unicode's default case mapping: the same everywhere, whatever the locale.
       return first.toUpperCase() + word.slice(first.length).toLowerCase();
     })
     .join(' ');
-  // An auction service has a handful of statuses: remember some, and start over past that.
-  if (labels.size >= REMEMBERED_LABELS) labels.clear();
-  labels.set(status, label);
-  return label;
-};
-const labels = new Map<string, string>();
-const REMEMBERED_LABELS = 64;
 
-const DAY_SECONDS = 86_400;
-/** The furthest a Date reaches either side of the epoch: 100 million days. */
-const LAST_TIME_MS = 8.64e15;
-/** The day last formatted (its first second, and `YYYY-MM-DD`): most events of a run share one. */
-let lastDay = { start: Number.NaN, text: '' };
-const twoDigits = (value: number): string => (value < 10 ? `0${value}` : String(value));
-
-/** ISO 8601 with an explicit offset, to the second: 2026-11-22T17:41:58+00:00. */
+/** ISO 8601 with an explicit offset, to the second: 2026-11-22T17:41:58+00:00 (a RangeError past a Date's reach). */
 export const isoWithOffset = (epochMilliseconds: number): string => {
-  // Checked here, not left to the day's Date: the last day's first second is valid when a later one is not.
-  if (!(Math.abs(epochMilliseconds) <= LAST_TIME_MS)) throw new RangeError('Invalid time value');
-  const seconds = Math.floor(epochMilliseconds / 1000);
-  const start = Math.floor(seconds / DAY_SECONDS) * DAY_SECONDS;
-  if (start !== lastDay.start) {
-    // `YYYY-MM-DD`, or the longer form of years outside 0-9999.
-    const iso = new Date(start * 1000).toISOString();
-    lastDay = { start, text: iso.slice(0, iso.indexOf('T')) };
-  }
-  const time = seconds - start;
-  const [hours, minutes] = [Math.floor(time / 3600), Math.floor(time / 60) % 60];
-  return `${lastDay.text}T${twoDigits(hours)}:${twoDigits(minutes)}:${twoDigits(time % 60)}+00:00`;
+  // A time Date refuses is refused before its second is taken (the last second's start would pass).
+  if (Number.isNaN(new Date(epochMilliseconds).getTime())) throw new RangeError('Invalid time value');
+  const iso = new Date(Math.floor(epochMilliseconds / 1000) * 1000).toISOString();
+  return `${iso.slice(0, iso.length - '.000Z'.length)}+00:00`;
 };
 
 /** `2026-11-22T09:30:00+00:00` → `22 Nov 2026, 09:30 UTC`. */
@@ -121,18 +97,18 @@ export const shortTime = (iso: string): string => {
   return `${at.getUTCDate()} ${month} ${at.getUTCFullYear()}, ${pad(at.getUTCHours())}:${pad(at.getUTCMinutes())} UTC`;
 };
 
-/** Ids before this are not the provider's: its KSUIDs only came into use later. */
+/** Ids before this are not Svix's: its KSUIDs only came into use later. */
 const EARLIEST_ID_MS = Date.UTC(2020, 0, 1);
 
 /**
- * When the event happened: the creation time the provider's message id
+ * When the event happened: the creation time Svix's message id
  * (`msg_` + KsuidMs) carries, the same for the first delivery, every retry and
  * the message log. `fallbackMs` (the delivery's signing time, or the log's
  * timestamp) stands in when the id is not of that kind, or its time is not
- * plausible: before the provider's KSUIDs, or after the delivery was signed.
+ * plausible: before Svix's KSUIDs, or after the delivery was signed.
  */
 export const eventTimeMs = (messageId: string, fallbackMs: number): number =>
-  eventTimeOf(messageId.startsWith('msg_') ? timeOfProviderId(messageId) : undefined, fallbackMs);
+  eventTimeOf(messageId.startsWith('msg_') ? timeOfSvixId(messageId) : undefined, fallbackMs);
 /** The same, from the time a message id holds (none: it holds no time). */
 export const eventTimeOf = (fromId: number | undefined, fallbackMs: number): number => {
   const plausible =
@@ -189,6 +165,6 @@ export const auctionStatusChangedSample: AuctionStatusChangedFields = toTriggerI
     auctioneerUuid: '0e7c2f44-3b8e-4f6d-a1d2-9c5b8e7a4f20',
     status: 'OPEN_FOR_BIDDING',
   },
-  // A message id as the provider makes them: it says when the event happened (the time below).
+  // A message id as Svix makes them: it says when the event happened (the time below).
   { messageId: 'msg_3MSN2JDsvJW4XNEMzggy1WnjNfx', occurredAtMs: Date.UTC(2026, 10, 22, 9, 30, 0) },
 );

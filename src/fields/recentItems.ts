@@ -5,7 +5,7 @@ import { decodePayload } from './payload';
 
 /** The items of the Consumer App's recent messages, mapped as a live delivery is: for Test trigger and dropdowns. */
 
-/** A message of the log without a valid time: the provider's answer was not what it documents. */
+/** A message of the log without a valid time: Svix's answer was not what it documents. */
 export const NO_TIME =
   "If this keeps happening, show this to whoever set up your Consumer App in Svix: a recent auction event in Svix's log has no valid time, so it could not be shown.";
 

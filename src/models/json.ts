@@ -1,7 +1,7 @@
 import type * as LosslessJson from 'lossless-json';
 
 /**
- * JSON from outside (a delivery's body, the provider's answers), read without
+ * JSON from outside (a delivery's body, Svix's answers), read without
  * losing a digit. JSON.parse reads every number as a double, so an integer
  * beyond ±2^53, which Java services send for a `long`, reaches a Zap rounded
  * (9007199254740993 becomes 9007199254740992), and 1e400 becomes Infinity.

@@ -6,16 +6,19 @@ import {
   EndpointSecretOut,
   ListResponseEndpointOut,
   ListResponseMessageOut,
-  type MessageOut,
+  MessageOut,
 } from './codecs';
-import { EVENT_TYPE_NAME, type ProviderTransport } from './eventType';
+import { EVENT_TYPE_NAME, type SvixTransport } from './eventType';
 import { isEndpointId, isIntegrationKey, isPathSafeUid } from './ids';
-import type { Failure } from '../zapier/io';
-import { callProvider, decodeAnswer, type Caller, type ProviderCall } from './client';
+import { describeDecodeErrors } from '../models/decode';
+import { callSvix, decodeAnswer, tryCall, type Caller, type SvixRequest, type Tried } from './client';
+import { describeUnexpectedShape } from './failures';
+import { isRight } from 'fp-ts/Either';
+import type * as t from 'io-ts';
 
 /**
- * The provider operations this integration uses, one function each. Every id
- * that goes into a path has been checked against the provider's id pattern.
+ * Svix operations this integration uses, one function each. Every id
+ * that goes into a path has been checked against Svix's id pattern.
  */
 
 /** What each call does, as a phrase in the messages a person reads ("Svix refused the key while …"). */
@@ -30,7 +33,7 @@ export const ACTIONS = {
   readSecret: "reading how Svix signs this Zap's deliveries",
   deleteEndpoint: "removing this Zap's endpoint",
   recentEvents: 'reading recent auction events',
-  record: "reading Svix's record of auction events",
+  confirmMessage: 'confirming the event with Svix',
 };
 
 const appPath = (connection: Connection): string => `/api/v1/app/${encodeURIComponent(connection.appId)}`;
@@ -54,15 +57,15 @@ export const appNotFound = (connection: Connection): string =>
     ? `Check that the Consumer App ID is the one given to you with the integration key (it works only in that app): Svix has no Consumer App ${connection.appId} for this key.`
     : `Check that the Consumer App ID and the key come from the same Svix account, environment (Production or Development) and region (an EU key ends in .eu): Svix has no Consumer App ${connection.appId} for this key.`;
 
-/** The provider calls of the shared operations (the event type), made through this caller. */
-export const transportOf = (caller: Caller): ProviderTransport => ({
-  call: (call) => callProvider(caller, call),
+/** Svix calls of the shared operations (the event type), made through this caller. */
+export const transportOf = (caller: Caller): SvixTransport => ({
+  call: (call) => callSvix(caller, call),
   decode: (codec, body, action) => decodeAnswer(caller, codec, body, action),
 });
 
 export const getApplication = async (caller: Caller): Promise<ApplicationOut> => {
   const action = ACTIONS.readApp;
-  const answer = await callProvider(caller, {
+  const answer = await callSvix(caller, {
     method: 'GET',
     path: appPath(caller.connection),
     action,
@@ -71,7 +74,7 @@ export const getApplication = async (caller: Caller): Promise<ApplicationOut> =>
   return decodeAnswer(caller, ApplicationOut, answer.body, action);
 };
 
-/** A signing secret in the provider's format, made here so it need not be read back after the endpoint is made. */
+/** A signing secret in Svix's format, made here so it need not be read back after the endpoint is made. */
 export const newEndpointSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
 
 export interface NewEndpoint {
@@ -94,7 +97,7 @@ export const CREATE_ENDPOINT = ACTIONS.createEndpoint;
 
 /** Creates the endpoint that delivers AUCTION_STATUS_CHANGE to the Zap, with its signing secret. */
 export const createEndpoint = async (caller: Caller, endpoint: NewEndpoint): Promise<EndpointCreation> => {
-  const answer = await callProvider(caller, {
+  const answer = await callSvix(caller, {
     method: 'POST',
     path: `${appPath(caller.connection)}/endpoint`,
     body: {
@@ -117,7 +120,7 @@ export const createEndpoint = async (caller: Caller, endpoint: NewEndpoint): Pro
 /** The endpoint, or undefined when Svix has none by this id or uid. */
 export const findEndpoint = async (caller: Caller, idOrUid: string): Promise<EndpointOut | undefined> => {
   const action = ACTIONS.readEndpoint;
-  const answer = await callProvider(caller, {
+  const answer = await callSvix(caller, {
     method: 'GET',
     path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, idOrUid)}`,
     action,
@@ -145,7 +148,7 @@ export const changeEndpoint = async (
   change: EndpointChange,
   action: string,
 ): Promise<{ status: number; at?: number }> => {
-  const answer = await callProvider(caller, {
+  const answer = await callSvix(caller, {
     method: 'PATCH',
     path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}`,
     body: change,
@@ -167,7 +170,7 @@ export const listEndpoints = async (caller: Caller): Promise<EndpointOut[]> => {
   const endpoints: EndpointOut[] = [];
   let iterator: string | undefined;
   for (let page = 0; page < 20; page += 1) {
-    const answer = await callProvider(caller, {
+    const answer = await callSvix(caller, {
       method: 'GET',
       path: `${appPath(caller.connection)}/endpoint`,
       params: { limit: 250, ...(iterator === undefined ? {} : { iterator }) },
@@ -185,10 +188,10 @@ export const listEndpoints = async (caller: Caller): Promise<EndpointOut[]> => {
 export const getEndpointSecret = async (
   caller: Caller,
   endpointId: string,
-  options: Pick<ProviderCall, 'timeoutMs' | 'reword'> = {},
+  options: Pick<SvixRequest, 'timeoutMs' | 'reword'> = {},
 ): Promise<string> => {
   const action = ACTIONS.readSecret;
-  const answer = await callProvider(caller, {
+  const answer = await callSvix(caller, {
     method: 'GET',
     path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}/secret`,
     action,
@@ -201,7 +204,7 @@ export const getEndpointSecret = async (
 
 /** Deletes an endpoint; one that is already gone counts as deleted. */
 export const deleteEndpoint = async (caller: Caller, endpointId: string): Promise<'deleted' | 'already-gone'> => {
-  const answer = await callProvider(caller, {
+  const answer = await callSvix(caller, {
     method: 'DELETE',
     path: `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}`,
     action: ACTIONS.deleteEndpoint,
@@ -213,7 +216,7 @@ export const deleteEndpoint = async (caller: Caller, endpointId: string): Promis
 /** The Consumer App's most recent AUCTION_STATUS_CHANGE messages, newest first. */
 export const listRecentMessages = async (caller: Caller, limit: number): Promise<MessageOut[]> => {
   const action = ACTIONS.recentEvents;
-  const answer = await callProvider(caller, {
+  const answer = await callSvix(caller, {
     method: 'GET',
     path: `${appPath(caller.connection)}/msg`,
     params: { event_types: EVENT_TYPE_NAME, limit, with_content: true },
@@ -223,28 +226,39 @@ export const listRecentMessages = async (caller: Caller, limit: number): Promise
   return decodeAnswer(caller, ListResponseMessageOut, answer.body, action).data;
 };
 
-const LIST_WINDOW = ACTIONS.record;
+/** An answer decoded with its codec, or the failure that names what was off (returned, not raised). */
+const decodeTried = <A>(caller: Caller, codec: t.Decoder<unknown, A>, body: unknown, action: string): Tried<A> => {
+  const decoded = codec.decode(body);
+  if (isRight(decoded)) return { ok: true, answer: decoded.right };
+  return { ok: false, failure: describeUnexpectedShape(action, describeDecodeErrors(decoded.left), caller.reader) };
+};
 
-/** A page of the Consumer App's AUCTION_STATUS_CHANGE messages made between two times (exclusive), newest first. */
-export const listMessagesBetween = async (
+/** For a delivery: the endpoint's current signing secret, or 'gone' where Svix no longer has the endpoint. */
+export const tryReadSecret = async (
   caller: Caller,
-  window: { after: number; before: number; iterator?: string },
-  { timeoutMs, reword }: { timeoutMs: number; reword: (failure: Failure) => Failure },
-): Promise<ListResponseMessageOut> => {
-  const answer = await callProvider(caller, {
-    method: 'GET',
-    path: `${appPath(caller.connection)}/msg`,
-    params: {
-      event_types: EVENT_TYPE_NAME,
-      limit: 250,
-      with_content: true,
-      after: new Date(window.after).toISOString(),
-      before: new Date(window.before).toISOString(),
-      ...(window.iterator === undefined ? {} : { iterator: window.iterator }),
-    },
-    action: LIST_WINDOW,
-    timeoutMs,
-    reword,
-  });
-  return decodeAnswer(caller, ListResponseMessageOut, answer.body, LIST_WINDOW, reword);
+  endpointId: string,
+  timeoutMs: number,
+): Promise<Tried<string | 'gone'>> => {
+  const action = ACTIONS.readSecret;
+  const path = `${appPath(caller.connection)}/endpoint/${checkEndpointId(caller, endpointId)}/secret`;
+  const tried = await tryCall(caller, { method: 'GET', path, action, accept: [404], secretAnswer: true, timeoutMs });
+  if (!tried.ok) return tried;
+  if (tried.answer.status === 404) return { ok: true, answer: 'gone' };
+  const secret = decodeTried(caller, EndpointSecretOut, tried.answer.body, action);
+  return secret.ok ? { ok: true, answer: secret.answer.key } : secret;
+};
+
+/** For a delivery: the message Svix keeps under this id, with its payload, or 'none' where it keeps none. */
+export const tryReadMessage = async (
+  caller: Caller,
+  messageId: string,
+  timeoutMs: number,
+): Promise<Tried<MessageOut | 'none'>> => {
+  const action = ACTIONS.confirmMessage;
+  const path = `${appPath(caller.connection)}/msg/${encodeURIComponent(messageId)}`;
+  const params = { with_content: true };
+  const tried = await tryCall(caller, { method: 'GET', path, params, action, accept: [404], timeoutMs });
+  if (!tried.ok) return tried;
+  if (tried.answer.status === 404) return { ok: true, answer: 'none' };
+  return decodeTried(caller, MessageOut, tried.answer.body, action);
 };

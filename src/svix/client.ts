@@ -24,8 +24,8 @@ export const connectionOf = (io: Pick<Io, 'errors'>, bundle: Pick<Bundle, 'authD
 };
 
 /**
- * Who is calling the provider: the invocation's z object, the connection,
- * where a failure will be read, and the operation's deadline. Every provider
+ * Who is calling Svix: the invocation's z object, the connection,
+ * where a failure will be read, and the operation's deadline. Every Svix
  * operation takes one.
  */
 export interface Caller {
@@ -47,7 +47,7 @@ export const callerOf = (
   return { io, connection: connectionOf(io, bundle), reader, deadline: Deadline.since(startedAt, now) };
 };
 
-export interface ProviderCall extends Omit<FailureContext, 'reader'> {
+export interface SvixRequest extends Omit<FailureContext, 'reader'> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path below the base URL; callers encode and check ids before building it. */
   path: string;
@@ -67,32 +67,34 @@ export interface ProviderCall extends Omit<FailureContext, 'reader'> {
   reword?: (failure: Failure) => Failure;
 }
 
-export interface ProviderAnswer {
+export interface SvixAnswer {
   status: number;
   /** The parsed JSON body; undefined for an empty body. */
   body: unknown;
 }
 
 /**
- * One request to the provider: auth headers are added by the app's
+ * One request to Svix: auth headers are added by the app's
  * beforeRequest middleware; every non-2xx status the caller did not accept
  * becomes a plain-English platform error (429 a ThrottledError with its delay).
  */
-export const callProvider = async (caller: Caller, call: ProviderCall): Promise<ProviderAnswer> => {
-  const outcome = await attemptCall(caller, call);
+export const callSvix = async (caller: Caller, call: SvixRequest): Promise<SvixAnswer> => {
+  const outcome = await tryCall(caller, call);
   return outcome.ok ? outcome.answer : raise(caller.io, call.reword ? call.reword(outcome.failure) : outcome.failure);
 };
 
 /** Failures that may pass if the call is made again. */
-const PASSING = new Set(['ProviderUnavailable', 'ProviderUnreachable']);
+const PASSING = new Set(['SvixUnavailable', 'SvixUnreachable']);
 
 /** Whether a failed call may succeed if made again (a 5xx, a time-out, a dropped connection). */
 export const mayPass = (failure: Failure): boolean => failure.kind === 'error' && PASSING.has(failure.code);
 
-const attemptCall = async (
-  caller: Caller,
-  call: ProviderCall,
-): Promise<{ ok: true; answer: ProviderAnswer } | { ok: false; failure: Failure }> => {
+/** A call's answer, or how it failed, returned instead of raised: for a caller that decides what a failure means
+ * (a delivery: tried again, or an error naming the event to resend). */
+export type Tried<T> = { ok: true; answer: T } | { ok: false; failure: Failure };
+
+/** One request to Svix, as callSvix makes it, its failure returned. */
+export const tryCall = async (caller: Caller, call: SvixRequest): Promise<Tried<SvixAnswer>> => {
   const { io, connection, reader, deadline } = caller;
   const url = `${connection.baseUrl}${call.path}`;
   const origin = new URL(url).origin;
@@ -126,8 +128,8 @@ const attemptCall = async (
 };
 
 /**
- * Decodes a provider answer with its codec, or raises an error naming what
- * was off (reworded by `reword`, as callProvider rewords a failed call).
+ * Decodes a Svix answer with its codec, or raises an error naming what
+ * was off (reworded by `reword`, as callSvix rewords a failed call).
  */
 export const decodeAnswer = <A>(
   caller: Caller,

@@ -1,8 +1,8 @@
 import * as t from 'io-ts';
 
 /**
- * The few response shapes this integration reads from the provider, decoded at
- * the edge. Each is a tolerant reader of the matching schema in the provider's
+ * The few response shapes this integration reads from Svix, decoded at
+ * the edge. Each is a tolerant reader of the matching schema in Svix's
  * API contract: only the fields used here are required, extra fields pass.
  */
 
@@ -63,14 +63,14 @@ export const ListResponseMessageOut = t.intersection(
 );
 export type ListResponseMessageOut = t.TypeOf<typeof ListResponseMessageOut>;
 
-/** What the provider answers in place of a payload it no longer keeps (after its retention, or once deleted). */
+/** What Svix answers in place of a payload it no longer keeps (after its retention, or once deleted). */
 export const ExpiredPayload = t.strict({ expired: t.literal(true) }, 'ExpiredPayload');
 
-/** `{code, detail}`: the provider's error body for most statuses. */
+/** `{code, detail}`: Svix's error body for most statuses. */
 export const HttpErrorOut = t.type({ code: t.string, detail: t.unknown }, 'HttpErrorOut');
 export type HttpErrorOut = t.TypeOf<typeof HttpErrorOut>;
 
-/** `{detail: [{loc, msg, type}]}`: the provider's 422 body. */
+/** `{detail: [{loc, msg, type}]}`: Svix's 422 body. */
 export const HTTPValidationError = t.type(
   {
     detail: t.array(t.type({ loc: t.array(t.union([t.string, t.number])), msg: t.string, type: t.string })),
@@ -92,7 +92,7 @@ export const ListResponseApplicationOut = t.intersection(
 );
 export type ListResponseApplicationOut = t.TypeOf<typeof ListResponseApplicationOut>;
 
-/** An integration of a Consumer App: app-scoped credentials, as the provider's own Zapier package uses. */
+/** An integration of a Consumer App: app-scoped credentials, as Svix's own Zapier package uses. */
 export const IntegrationOut = t.type({ id: t.string, name: t.string }, 'IntegrationOut');
 export type IntegrationOut = t.TypeOf<typeof IntegrationOut>;
 

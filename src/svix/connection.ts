@@ -16,7 +16,7 @@ export const AuthData = t.partial(
 export interface Connection {
   apiKey: string;
   appId: string;
-  /** The provider API's base address, without a trailing slash. */
+  /** Svix API's base address, without a trailing slash. */
   baseUrl: string;
 }
 

@@ -40,10 +40,10 @@ export const auctionStatusChangeEventType = {
 /**
  * Making sure AUCTION_STATUS_CHANGE is registered, for the trigger (through
  * z.request) and for the set-up (through fetch) alike: each passes its own
- * way of calling the provider, and decides at the call site what a key that
+ * way of calling Svix, and decides at the call site what a key that
  * may not manage event types (403) means for it.
  */
-export interface ProviderTransport {
+export interface SvixTransport {
   call(call: {
     method: 'GET' | 'POST' | 'PUT' | 'PATCH';
     path: string;
@@ -70,10 +70,7 @@ export interface EventTypePolicy {
 
 const EVENT_TYPE_PATH = `/api/v1/event-type/${EVENT_TYPE_NAME}`;
 
-export const ensureEventType = async (
-  transport: ProviderTransport,
-  policy: EventTypePolicy,
-): Promise<EventTypeState> => {
+export const ensureEventType = async (transport: SvixTransport, policy: EventTypePolicy): Promise<EventTypeState> => {
   const action = EVENT_TYPE_ACTIONS.read;
   const read = await transport.call({ method: 'GET', path: EVENT_TYPE_PATH, action, accept: [403, 404] });
   if (read.status === 403) return 'not-permitted';

@@ -4,7 +4,7 @@ import { parseJson } from '../models/json';
 import type { Failure } from '../zapier/io';
 
 /**
- * Plain-English descriptions of what went wrong talking to the provider. Pure:
+ * Plain-English descriptions of what went wrong talking to Svix. Pure:
  * the request layer turns these into the platform's error classes. A message
  * a person reads starts with what to do (Zapier shows at most 250 characters
  * of it), then what happened; it names the action and the fields involved,
@@ -12,7 +12,7 @@ import type { Failure } from '../zapier/io';
  * go to the log (`log`), for whoever supports the Zap.
  */
 
-/** A provider error code such as `not_found` (or `insufficient access`, with a space, as Svix writes it); anything else is not repeated. */
+/** A Svix error code such as `not_found` (or `insufficient access`, with a space, as Svix writes it); anything else is not repeated. */
 const safeCode = (body: unknown): string | undefined => {
   const decoded = HttpErrorOut.decode(body);
   if (!isRight(decoded)) return undefined;
@@ -52,7 +52,7 @@ export const retryAfterSeconds = (header: string | null | undefined, now = Date.
 export type Reader =
   /** In the Zap editor: connecting an account, turning a Zap on or off, testing the trigger, a dropdown. */
   | 'zap-editor'
-  /** In a Zap run's history: a delivery's perform. Zapier has already answered the provider, so nothing resends it. */
+  /** In a Zap run's history: a delivery's perform. Zapier has already answered Svix, so nothing resends it. */
   | 'zap-run'
   /** At the terminal, from `npm run setup` (or the sandbox). */
   | 'setup';
@@ -164,54 +164,51 @@ export const describeStatus = (
   });
   switch (status) {
     case 400:
-      return error(
-        'ProviderBadRequest',
-        `Check ${say.both}; if right, ${say.escalate}. Svix refused it while ${action}.`,
-      );
+      return error('SvixBadRequest', `Check ${say.both}; if right, ${say.escalate}. Svix refused it while ${action}.`);
     case 403:
       return error(
-        'ProviderForbidden',
+        'SvixForbidden',
         context.forbidden ?? `${say.wrongKey}: Svix did not let this key do it (${action}).`,
       );
     case 404:
       return error(
-        'ProviderNotFound',
+        'SvixNotFound',
         context.notFound ??
           `Check ${say.connection}, and that it and the key come from the same Svix account, environment and region: Svix found nothing while ${action}.`,
       );
     case 409:
       return error(
-        'ProviderConflict',
+        'SvixConflict',
         context.conflict ?? passing(say, say.escalate, `Svix reported a conflict while ${action}`),
       );
     case 413:
       return error(
-        'ProviderTooLarge',
+        'SvixTooLarge',
         `${capitalised(say.escalate)}: the request made while ${action} was too large for Svix.`,
       );
     case 422:
       return error(
-        'ProviderInvalidData',
+        'SvixInvalidData',
         context.invalid ?? `${capitalised(say.escalate)}: Svix did not accept what was sent while ${action}.`,
       );
     default:
       if (status >= 500) {
         return error(
-          'ProviderUnavailable',
+          'SvixUnavailable',
           say.tryLater
             ? `${capitalised(say.tryLater)}: Svix had a temporary problem while ${action}. Nothing is wrong on your side.`
             : `If this keeps happening, check Svix's status page: Svix had a temporary problem while ${action}${say.outcome}.`,
         );
       }
       return error(
-        'ProviderUnexpectedStatus',
+        'SvixUnexpectedStatus',
         `${capitalised(say.serverUrl)}: Svix answered in an unexpected way while ${action}.`,
       );
   }
 };
 
 /**
- * What an answer from the provider means: its parsed JSON body (every digit
+ * What an answer from Svix means: its parsed JSON body (every digit
  * kept: message payloads reach Zaps, see parseJson) when the
  * status is a success or one the caller handles itself, otherwise the failure
  * to report. Shared by the app's z.request calls and the set-up's fetch calls.
@@ -239,7 +236,7 @@ export const judgeAnswer = (
 
 export const describeNotJson = (action: string, reader: Reader): Failure => ({
   kind: 'error',
-  code: 'ProviderNotJson',
+  code: 'SvixNotJson',
   status: 502,
   message: `${capitalised(PHRASES[reader].serverUrl)}: the answer received while ${action} was not from Svix's API.`,
   log: `The answer received while ${action} was not JSON.`,
@@ -247,7 +244,7 @@ export const describeNotJson = (action: string, reader: Reader): Failure => ({
 
 export const describeUnexpectedShape = (action: string, problems: readonly string[], reader: Reader): Failure => ({
   kind: 'error',
-  code: 'ProviderUnexpectedAnswer',
+  code: 'SvixUnexpectedAnswer',
   status: 502,
   message: `${capitalised(PHRASES[reader].serverUrl)}; if it is right, ${PHRASES[reader].escalate}. Svix's answer while ${action} could not be read.`,
   log: `Svix's answer while ${action} was not in the expected form: ${problems.slice(0, 5).join('; ')}.`,
@@ -268,7 +265,7 @@ export const describeUnreachable = (action: string, origin: string, cause: unkno
   const say = PHRASES[reader];
   return {
     kind: 'error',
-    code: 'ProviderUnreachable',
+    code: 'SvixUnreachable',
     status: 503,
     message: passing(say, say.serverUrl, `Svix could not be reached while ${action} (${reason})`),
     log: `Could not reach ${origin} while ${action}: ${code || type || 'no answer'}.`,

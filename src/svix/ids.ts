@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Identifier patterns from the provider's API contract (Svix OpenAPI 1.947.0:
+ * Identifier patterns from Svix's API contract (Svix OpenAPI 1.947.0:
  * ApplicationOut.id, EndpointOut.id, MessageOut.id). Ids are checked against
  * these before they are put into a request path.
  */

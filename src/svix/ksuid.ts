@@ -1,13 +1,13 @@
 /**
- * The provider's ids: a prefix, `_`, and a KSUID in svix-ksuid's millisecond
+ * Svix's ids: a prefix, `_`, and a KSUID in svix-ksuid's millisecond
  * variant (KsuidMs). 27 base62 characters (0-9, A-Z, a-z) hold 20 bytes,
- * big-endian: bytes 0-3 are seconds since PROVIDER_EPOCH_SECONDS, byte 4
+ * big-endian: bytes 0-3 are seconds since SVIX_EPOCH_SECONDS, byte 4
  * counts 4 ms units, the other 15 are random. No tables and no regexes: this
  * runs on every delivery.
  */
 
 /** 2014-05-13T16:53:20Z, the KSUID epoch. */
-export const PROVIDER_EPOCH_SECONDS = 1_400_000_000;
+export const SVIX_EPOCH_SECONDS = 1_400_000_000;
 
 const BYTES = 20;
 const LENGTH = 27;
@@ -58,7 +58,7 @@ export const decodeKsuid = (text: string): Uint8Array | undefined => {
 export const encodeKsuidMs = (epochMs: number, random15: Uint8Array): string => {
   if (random15.length !== 15) throw new RangeError('A KSUID needs exactly 15 random bytes.');
   const ms = Math.floor(epochMs);
-  const seconds = Math.floor(ms / 1000) - PROVIDER_EPOCH_SECONDS;
+  const seconds = Math.floor(ms / 1000) - SVIX_EPOCH_SECONDS;
   if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_SECONDS)
     throw new RangeError('The time is outside what a KSUID can hold.');
   const bytes = new Uint8Array(BYTES);
@@ -85,10 +85,10 @@ export const encodeKsuidMs = (epochMs: number, random15: Uint8Array): string => 
 const isLetter = (code: number): boolean => (code >= 97 && code <= 122) || (code >= 65 && code <= 90);
 
 /**
- * When a provider id (`msg_…`, `ep_…`) was made, in epoch milliseconds, or
+ * When a Svix id (`msg_…`, `ep_…`) was made, in epoch milliseconds, or
  * undefined when it is not a prefix of letters, `_` and a KSUID.
  */
-export const timeOfProviderId = (id: string): number | undefined => {
+export const timeOfSvixId = (id: string): number | undefined => {
   const separator = id.length - LENGTH - 1;
   if (separator < 1 || id.charCodeAt(separator) !== 95) return undefined; // '_'
   for (let index = 0; index < separator; index += 1) if (!isLetter(id.charCodeAt(index))) return undefined;
@@ -96,5 +96,5 @@ export const timeOfProviderId = (id: string): number | undefined => {
   if (value === undefined) return undefined;
   // Bytes 0-3 (the top 32 bits) count seconds; byte 4 counts 4 ms units.
   const seconds = Number(value >> 128n);
-  return (seconds + PROVIDER_EPOCH_SECONDS) * 1000 + ((Number((value >> 120n) & 0xffn) * 4) % 1000);
+  return (seconds + SVIX_EPOCH_SECONDS) * 1000 + ((Number((value >> 120n) & 0xffn) * 4) % 1000);
 };

@@ -1,5 +1,5 @@
 /**
- * Where the provider's API lives. An explicit server URL wins; otherwise the
+ * Where Svix's API lives. An explicit server URL wins; otherwise the
  * region is read from the API key's suffix after its first dot
  * (`testsk_….eu` → https://api.eu.svix.com), else the global address.
  */

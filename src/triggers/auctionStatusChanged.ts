@@ -1,8 +1,9 @@
 import { isRight } from 'fp-ts/Either';
 import { defineTrigger, type Bundle, type ZObject } from 'zapier-platform-core';
-import { claimKey, isTooOldToRemember, SIGNING_WINDOW } from '../delivery/claim';
+import { claimKey, claimOnce, isTooOldToRemember, SIGNING_WINDOW } from '../delivery/claim';
 import { CLAIM_MIN_MS, SWEEP_EVERY_MS } from '../limits';
-import { claimOnce, verify, type Verdict } from '../delivery/driver';
+import { known as newKnown } from '../delivery/known';
+import { verify } from '../delivery/verify';
 import { withinDeadline } from '../zapier/cache';
 import type { Runtime } from '../delivery/runtime';
 import {
@@ -27,13 +28,13 @@ import {
   unreadableFilter,
   type DeliveryRefusal,
 } from '../messages';
-import { claimScopeOf, RawRequest, SubscribeData } from '../models/inbound';
+import { RawRequest, SubscribeData } from '../models/inbound';
 import { connectionScope } from '../svix/connection';
 import { isMessageId } from '../svix/ids';
-import { timeOfProviderId } from '../svix/ksuid';
+import { timeOfSvixId } from '../svix/ksuid';
 import { callerOf, type Caller } from '../svix/client';
 import { halt, ioOf, raise, requestSettings, type Io } from '../zapier/io';
-import { checkEnvelope, signatureCount, signer, signingHeaders } from '../svix/signature';
+import { checkEnvelope, signer, signingHeaders } from '../svix/signature';
 import { checkZapEndpoint } from '../zap/endpoint';
 import type * as ZapLife from '../zap/life';
 import { recentAuctioneers, recentStatuses } from './choices';
@@ -76,13 +77,15 @@ export const operationsFor = (runtime: Runtime) => {
   const performUnsubscribe = (z: ZObject | Io, bundle: ZapLife.ZapBundle) =>
     life().unsubscribeZap(z, bundle, runtime.clock);
 
-  type Items = AuctionStatusChangedItem[] | Promise<AuctionStatusChangedItem[]>;
+  type Items = AuctionStatusChangedItem[];
   /**
-   * A delivery, on the ports it runs on (Zapier's z, or the simulation's): verified (src/delivery), then decoded
-   * at the edge, its body when the current secret signed it, else Svix's copy. Not async: see perform.
+   * A delivery, on the ports it runs on (Zapier's z, or the simulation's), top to bottom: read the request, verify it
+   * (src/delivery/verify.ts), decode the event at the edge (its body when the trusted secret signed it, else Svix's
+   * copy), claim it and apply the Zap's options; now and then, sweep the Consumer App.
    */
-  const deliver = (io: Io, bundle: DeliveryBundle): Items => {
-    const arrivedAt = runtime.clock.now();
+  const deliver = async (io: Io, bundle: DeliveryBundle): Promise<Items> => {
+    const { clock } = runtime;
+    const arrivedAt = clock.now();
     const deadline = arrivedAt + requestSettings.operationBudgetMs;
     const zap = SubscribeData.decode(bundle.subscribeData);
     if (!isRight(zap)) throw new io.errors.Error(MESSAGES.missingSubscription, 'MissingSubscription', 400);
@@ -92,45 +95,44 @@ export const operationsFor = (runtime: Runtime) => {
     const envelope = checkEnvelope(signingHeaders(headers), Math.floor(arrivedAt / 1000), SIGNING_WINDOW);
     if (!envelope.ok) return refuse(io, envelope.refusal);
     const { id, timestamp, signature, seconds } = envelope;
-    const createdAt = isMessageId(id) ? timeOfProviderId(id) : undefined;
+    const createdAt = isMessageId(id) ? timeOfSvixId(id) : undefined;
     const occurredAtMs = eventTimeOf(createdAt, seconds * 1000);
     if (isTooOldToRemember(occurredAtMs, arrivedAt)) return refuse(io, 'event-too-old');
-    const { checkedAt = 0, secret, on } = zap.right;
+
+    const subscription = zap.right;
     const connection = connectionScope(bundle.authData);
-    const key = `${connection}\u0000${zap.right.id}`;
-    const sub = { id: zap.right.id, secret, checkedAt, key, on };
-    const signatures = signatureCount(signature);
-    const signedWith = signer(id, timestamp, signature, content);
-    const delivery = { id, createdAt, signedAt: seconds * 1000, signatures, signedWith, arrivedAt, deadline };
-    // One caller, and so one deadline (counted from the start, waits included), for every provider call.
+    // An edit's endpoint is sent messages from as far back as the Zap was on.
+    const madeAt = Math.min(timeOfSvixId(subscription.id) ?? subscription.checkedAt, subscription.on);
+    const known = runtime.endpoints.get(`${connection}\u0000${subscription.id}`, () =>
+      newKnown(subscription.secret, subscription.checkedAt, madeAt),
+    );
+    // One caller, and so one deadline for every Svix call, counted from the delivery's arrival.
     let caller: Caller | undefined;
-    const callerFor = () => (caller ??= callerOf(io, bundle, 'zap-run', arrivedAt, runtime.clock.now));
-    const decoded = (verdict: Verdict) => {
-      if (verdict.kind === 'halt') return halt(io, haltMessage(verdict.why));
-      if (verdict.kind === 'unchecked') return raise(io, couldNotCheck(id));
-      // A call Svix refused (the connection's key, say): what to do, and the event to send again.
-      if (verdict.kind === 'refused')
-        return raise(io, (verdict.call === 'read' ? couldNotRead : couldNotConfirm)(id)(verdict.failure));
-      const parsed = verdict.kind === 'signed' ? parseBody(content) : { ok: true as const, body: verdict.event };
-      const payload = parsed.ok ? decodePayload(parsed.body) : parsed;
-      if (!payload.ok) throw new io.errors.Error(payload.message, 'InvalidPayload', 400);
-      return runOnce(io, bundle, zap.right, { ...payload, messageId: id, occurredAtMs, deadline });
-    };
-    const verdict = verify(runtime, io, callerFor, sub, delivery);
-    const items = verdict instanceof Promise ? verdict.then(decoded) : decoded(verdict);
+    const callerFor = () => (caller ??= callerOf(io, bundle, 'zap-run', arrivedAt, clock.now));
+    const signedWith = signer(id, timestamp, signature, content);
+    const delivery = { id, createdAt, signedWith, arrivedAt, deadline };
+    const verdict = await verify({ clock, caller: callerFor, endpointId: subscription.id, known, delivery });
+
+    if (verdict.kind === 'halt') return halt(io, haltMessage(verdict.why));
+    if (verdict.kind === 'unchecked') return raise(io, couldNotCheck(id));
+    // A call Svix refused (the connection's key, say): what to do, and the event to send again.
+    if (verdict.kind === 'refused')
+      return raise(io, (verdict.call === 'read' ? couldNotRead : couldNotConfirm)(id)(verdict.failure));
+    const parsed = verdict.kind === 'signed' ? parseBody(content) : { ok: true as const, body: verdict.event };
+    const payload = parsed.ok ? decodePayload(parsed.body) : parsed;
+    if (!payload.ok) throw new io.errors.Error(payload.message, 'InvalidPayload', 400);
+    const items = await runOnce(io, bundle, subscription, { ...payload, messageId: id, occurredAtMs, deadline });
+
     // Now and then, once its own work is done, a delivery sweeps the Consumer App of what no Zap will use again.
-    if (!sweepDue(connection)) return items;
-    return Promise.resolve(items).then(async (ran) => {
-      // A connection it cannot read sweeps nothing: its run has said so.
-      await Promise.resolve()
-        .then(() => life().sweepBriefly(callerFor(), runtime.clock))
+    // A connection it cannot read sweeps nothing: its run has said so.
+    if (sweepDue(connection))
+      await life()
+        .sweepBriefly(callerFor(), clock)
         .catch(() => undefined);
-      return ran;
-    });
+    return items;
   };
 
-  // Not async: the usual delivery makes no promise beyond its claim's; core runs it inside a promise.
-  const perform = (z: ZObject, bundle: Bundle): Items => {
+  const perform = async (z: ZObject, bundle: Bundle): Promise<Items> => {
     if (bundle.rawRequest !== undefined && bundle.rawRequest !== null) return deliver(ioOf(z), bundle);
     // A live Zap's run always carries a delivery; the CLI's bare `invoke trigger` answers as Test trigger.
     const subscribed = (bundle.subscribeData !== undefined && bundle.subscribeData !== null) || bundle.targetUrl;
@@ -140,34 +142,26 @@ export const operationsFor = (runtime: Runtime) => {
   type Event = Extract<PayloadResult, { ok: true }> & { messageId: string; occurredAtMs: number; deadline: number };
   /** The Zap's filters fail closed. Claimed, then filtered: a message its options skip is claimed too, so an edit
    * that widens them does not run it when Svix sends it again (its retries, carried across the edit). */
-  const runOnce = (io: Io, bundle: DeliveryBundle, zap: SubscribeData, event: Event): Items => {
+  const runOnce = async (io: Io, bundle: DeliveryBundle, zap: SubscribeData, event: Event): Promise<Items> => {
+    const { clock } = runtime;
     const filters = filtersOf(io, bundle);
     const item = toTriggerItem(event.payload, event, event.extras.values);
-    const skipped = skippedBy(item, filters);
-    // An event the options skip, the first time: quietly, or in the Zap's history where the person asked.
-    const skip = (by: Skipped, claimed: boolean): AuctionStatusChangedItem[] =>
-      claimed && filters.showSkipped ? halt(io, skippedMessage(by)) : [];
     // Run each message once per Zap, however often and through whichever of its endpoints it is delivered.
-    const scope = claimScopeOf(zap);
-    const claim = <T>(then: (claimed: boolean) => T) => {
-      const claimBy = Math.max(event.deadline, runtime.clock.now() + CLAIM_MIN_MS);
-      return claimOnce(runtime, io, claimKey(scope, item.id), zap.cacheHonoursNx, claimBy, then);
-    };
-    if (skipped) return claim((claimed) => skip(skipped, claimed));
-    if (!filters.skipOutdated) return claim((claimed) => (claimed ? [item] : []));
-    const bounded = withinDeadline(runtime.clock, io, event.deadline); // as the claim's and the machine's calls do
-    return (async () => {
-      // The auction's newest run read beside the claim. Skipped as outdated, it is claimed all the same: an edit
-      // that turns the option off does not run it when Svix sends it again.
-      const [newest, claimed] = await Promise.all([
-        newestRun(bounded, scope, item.auctionUuid),
-        Promise.resolve(claim((won) => won)),
-      ]);
-      if (claimed && newest > event.occurredAtMs) return skip('skipOutdated', true);
-      if (!claimed) return [];
-      await recordNewest(bounded, scope, item.auctionUuid, event.occurredAtMs, newest);
-      return [item];
-    })();
+    const claimBy = Math.max(event.deadline, clock.now() + CLAIM_MIN_MS);
+    const claim = () => claimOnce(clock, io, claimKey(zap.zap, item.id), runtime.claimToken(), claimBy);
+    // An event the options skip, the first time: quietly, or in the Zap's history where the person asked.
+    const skip = (by: Skipped): Items => (filters.showSkipped ? halt(io, skippedMessage(by)) : []);
+    const skipped = skippedBy(item, filters);
+    if (skipped) return (await claim()) ? skip(skipped) : [];
+    if (!filters.skipOutdated) return (await claim()) ? [item] : [];
+    // The auction's newest run read beside the claim. Skipped as outdated, it is claimed all the same: an edit that
+    // turns the option off does not run it when Svix sends it again.
+    const bounded = withinDeadline(clock, io, event.deadline);
+    const [newest, claimed] = await Promise.all([newestRun(bounded, zap.zap, item.auctionUuid), claim()]);
+    if (!claimed) return [];
+    if (newest > event.occurredAtMs) return skip('skipOutdated');
+    await recordNewest(bounded, zap.zap, item.auctionUuid, event.occurredAtMs, newest);
+    return [item];
   };
 
   const filtersOf = (io: Pick<Io, 'errors'>, bundle: Pick<Bundle, 'inputData'>): Filters => {

@@ -12,7 +12,7 @@ import type * as ZapLife from '../zap/life';
  * person type a value the list does not hold (a status not seen yet).
  */
 
-/** Enough events to find every status and auctioneer in use, within one provider page. */
+/** Enough events to find every status and auctioneer in use, within one Svix page. */
 const CHOICES_LIMIT = 250;
 
 /** When this process last swept each Consumer App: a dropdown sweeps it now and then (zap/life.ts). */

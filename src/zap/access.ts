@@ -3,7 +3,7 @@ import { isRight } from 'fp-ts/Either';
 import { EventTypeOut, ListResponseEndpointOut } from '../svix/codecs';
 import { EVENT_TYPE_ACTIONS, EVENT_TYPE_NAME } from '../svix/eventType';
 import { isIntegrationKey } from '../svix/ids';
-import { callProvider, decodeAnswer, type Caller } from '../svix/client';
+import { callSvix, decodeAnswer, type Caller } from '../svix/client';
 import { EVENT_TYPE_ARCHIVED } from './endpoint';
 import { nodeClock } from '../zapier/clock';
 import { sweep } from './life';
@@ -70,7 +70,7 @@ export const checkAccess = async (caller: Caller): Promise<void> => {
   ];
   const answers = await Promise.all(
     checks.map((check) =>
-      callProvider(caller, {
+      callSvix(caller, {
         method: 'GET',
         path: check.path,
         ...(check.params ? { params: check.params } : {}),

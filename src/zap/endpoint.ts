@@ -80,7 +80,7 @@ const makeEventTypeLive = async (caller: Caller): Promise<boolean> => {
 
 /**
  * Creates a Zap's endpoint (zap/policy.ts: one per Zap, its uid from the Zap's scope) with a signing secret made
- * here, paced at `rate` and labelled with its Zap, so that a first subscribe makes one provider call to make it;
+ * here, paced at `rate` and labelled with its Zap, so that a first subscribe makes one Svix call to make it;
  * `exists` when Svix already has the Zap's endpoint (409). When Svix refuses it with a 422: one naming throttleRate
  * (no source says any plan answers so, but should one) makes it once more without pacing, and logs that; any other
  * makes sure the event type is live (registered, or un-archived) where the key may, and tries again if that changed

@@ -19,7 +19,7 @@ import type { EndpointOut } from '../svix/codecs';
 import { describeStatus } from '../svix/failures';
 import { callerOf, type Caller } from '../svix/client';
 import { isEndpointId } from '../svix/ids';
-import { probeNx, withinDeadline } from '../zapier/cache';
+import { withinDeadline } from '../zapier/cache';
 import { Deadline, raise, requestSettings, type Io } from '../zapier/io';
 import {
   EDIT_GRACE_MS,
@@ -92,13 +92,8 @@ export const subscribeZap = async (z: ZObject | Io, bundle: ZapBundle, clock: Cl
   const kept = own && metadataOf(own);
   if (own && (own.url !== targetUrl || kept?.gen !== pointed.gen || kept.parked !== undefined))
     await again(caller, clock, () => change(caller, own.id, pointing(zap, pointed), ACTIONS.pointEndpoint));
-  // Learnt once here, so that deliveries claim a message in one round trip.
-  const cacheHonoursNx = await probeNx(caller.io);
   const { id, secret, gen, on } = pointed;
-  return {
-    ...{ id, secret, checkedAt: now, zap: scope, on, gen },
-    ...(cacheHonoursNx === undefined ? {} : { cacheHonoursNx }),
-  };
+  return { id, secret, checkedAt: now, zap: scope, on, gen };
 };
 
 type ZapOn = { caller: Caller; clock: Clock; url: string; scope: string; meta: ZapMeta | undefined } & {
@@ -405,5 +400,5 @@ const mayPassAgain = (error: unknown): boolean => {
       return undefined;
     }
   })();
-  return code === 'ProviderUnavailable' || code === 'ProviderUnreachable';
+  return code === 'SvixUnavailable' || code === 'SvixUnreachable';
 };

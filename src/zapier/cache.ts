@@ -1,56 +1,33 @@
-import { randomBytes } from 'node:crypto';
 import type { Clock } from './clock';
 import type { Io } from './io';
 
-/** z.cache as the app uses it: what a delivery may wait for it, and whether it honours `nx`. */
+/** z.cache as the app uses it: no call is waited for past the operation's deadline. */
 
-/** Why a z.cache call failed: the delivery's time was up first (Zapier ends a perform at 30 s). */
-export const LATE = new Error('z.cache did not answer in the delivery’s time.');
+/** What a call answered when it failed, or was not answered by its deadline. */
+export const FAILED: unique symbol = Symbol('failed');
+const failed = (): typeof FAILED => FAILED;
 
-/**
- * Makes a z.cache call and hands `settle` what it answered, or LATE once `deadline` comes first (the call goes on,
- * unheeded). Callbacks, not promise chains: core tracks every promise a perform makes, and a claim is on every
- * delivery's way.
- */
-export const callWithin = <T>(
-  clock: Clock,
-  deadline: number,
-  call: () => Promise<T>,
-  settle: (answer: { value: T } | { error: unknown }) => void,
-): void => {
-  const left = deadline - clock.now();
-  if (left <= 0) return settle({ error: LATE });
-  let settled = false;
-  const once = (answer: { value: T } | { error: unknown }) => void (settled || ((settled = true), settle(answer)));
-  const clear = clock.after(left, () => once({ error: LATE }));
-  call().then(
-    (value) => (clear(), once({ value })),
-    (error: unknown) => (clear(), once({ error })),
-  );
-};
-
-/** The ports of one delivery: a z.cache call not answered by its deadline fails then. */
-export const withinDeadline = (clock: Clock, io: Io, deadline: number): Io => {
-  const within = <T>(call: () => Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) =>
-      callWithin(clock, deadline, call, (answer) => ('value' in answer ? resolve(answer.value) : reject(answer.error))),
-    );
-  const { get, set } = io.cache;
-  return { ...io, cache: { get: (key) => within(() => get(key)), set: (...args) => within(() => set(...args)) } };
-};
-
-/**
- * Whether the cache honours `nx` (Zapier's does; the local tester's mock does not): two sets of one new key with
- * `nx` answer `true` then `false` (or `null`, as Redis's SET NX does), or `true` twice. Undefined when it failed.
- */
-export const probeNx = async ({ cache }: Pick<Io, 'cache'>): Promise<boolean | undefined> => {
-  const key = `nx-probe:${randomBytes(9).toString('hex')}`;
+/** A z.cache call that ends by `deadline`: its answer, or FAILED (the call goes on, unheeded). The wait holds the
+ * process open, and is cleared once the call answers. */
+export const within = async <T>(clock: Clock, deadline: number, call: () => Promise<T>): Promise<T | typeof FAILED> => {
+  const timer = clock.sleep(deadline - clock.now());
   try {
-    const first = await cache.set(key, 1, 60, true);
-    const second = await cache.set(key, 1, 60, true);
-    if (first !== true) return undefined;
-    return second === true ? false : second === false || second === null ? true : undefined;
-  } catch {
-    return undefined;
+    return await Promise.race([call().catch(failed), timer.done.then(failed)]);
+  } finally {
+    timer.cancel();
   }
+};
+
+/** Why a z.cache call failed: it threw, or the operation's time was up first (Zapier ends an operation at 30 s). */
+export const FAILED_CALL = new Error('z.cache failed, or did not answer in the operation’s time.');
+
+/** The ports of one operation: a z.cache call that fails, or is not answered by its deadline, throws FAILED_CALL. */
+export const withinDeadline = (clock: Clock, io: Io, deadline: number): Io => {
+  const bounded = async <T>(call: () => Promise<T>): Promise<T> => {
+    const answer = await within(clock, deadline, call);
+    if (answer === FAILED) throw FAILED_CALL;
+    return answer;
+  };
+  const { get, set } = io.cache;
+  return { ...io, cache: { get: (key) => bounded(() => get(key)), set: (...args) => bounded(() => set(...args)) } };
 };

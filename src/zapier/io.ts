@@ -17,13 +17,13 @@ export type Failure = (
 
 /**
  * Time limits. Zapier stops any step after 30 s, so an operation that makes
- * several provider calls (a subscribe makes up to four) shares one budget,
+ * several Svix calls (a subscribe makes up to four) shares one budget,
  * and each call gets what is left of it, at most `timeoutMs`. An object so the
  * fault tests can shorten them.
  */
 export const requestSettings = { timeoutMs: 10_000, operationBudgetMs: OPERATION_BUDGET_MS };
 
-/** The moment an operation's provider calls must be done by, on the clock the operation runs on. */
+/** The moment an operation's Svix calls must be done by, on the clock the operation runs on. */
 export class Deadline {
   constructor(
     readonly endsAt: number,

@@ -5,9 +5,9 @@ import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
 import { main, type ContractIo } from '../../src/tools/contract/cli';
 import { CONTRACT_APP_PREFIX, differences, type ContractRun } from '../../src/tools/contract/run';
-import { ProviderEmulator } from '../../src/tools/sandbox/emulator';
+import { SvixEmulator } from '../../src/tools/sandbox/emulator';
 import { unusedPort } from '../../src/tools/sandbox/net';
-import { ProviderClient } from '../../src/tools/setup/client';
+import { SvixClient } from '../../src/tools/setup/client';
 
 /**
  * `npm run contract`: the same cases against the emulator (as CI runs them),
@@ -48,7 +48,7 @@ const serve = async () => {
     url,
     /** The names of the Consumer Apps the served emulator holds. */
     appNames: async (): Promise<string[]> => {
-      const client = new ProviderClient({ baseUrl: url, apiKey: SERVED_KEY });
+      const client = new SvixClient({ baseUrl: url, apiKey: SERVED_KEY });
       const answer = await client.call({ method: 'GET', path: '/api/v1/app', query: { limit: '250' }, action: 'x' });
       return client.decode(AppNames, answer.body, 'x').data.map((app) => app.name);
     },
@@ -164,7 +164,7 @@ describe('npm run contract', () => {
     // Svix makes the app at once and its answer takes 1.5 s: Ctrl+C comes in between.
     let created: () => void = () => undefined;
     const creating = new Promise<void>((resolve) => (created = resolve));
-    const account = new ProviderEmulator({
+    const account = new SvixEmulator({
       apiKey: SERVED_KEY,
       delayMs: ({ method, path }) => (method === 'POST' && path === '/api/v1/app' ? (created(), 1_500) : undefined),
     });

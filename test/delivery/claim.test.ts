@@ -1,100 +1,81 @@
-import { applyClaim, FAILED, newClaim, nextClaim, type ClaimCall } from '../../src/delivery/claim';
-import { backoffMs } from '../../src/delivery/machine';
+import { CLAIM_TTL_SECONDS, claimOnce } from '../../src/delivery/claim';
+import { clockOf } from '../../src/zapier/clock';
+import type { Io } from '../../src/zapier/io';
+import { EventLoop, Scheduler } from '../../src/tools/sim/scheduler';
 
-/** The claim's machine is pure: every time below is an explicit `now` (ms); the delivery's deadline is 25 s. */
-const DEADLINE = 25_000;
-const TOKEN = 'me.1';
-type Answer = [ClaimCall, unknown];
+/**
+ * A delivery's claim of its message (src/delivery/claim.ts) against a scripted z.cache, on a virtual clock: what each
+ * answer means, and that it ends by its deadline whatever z.cache does.
+ */
 
-/** Hands the claim each answer in turn, each when its call may be made; its calls, and its verdict at the end. */
-const run = (honoursNx: boolean | undefined, answers: Answer[], end = 0) => {
-  const claim = newClaim(TOKEN, honoursNx);
-  const calls: ClaimCall[] = [];
-  let now = 0;
-  for (const [call, answer] of answers) {
-    const command = nextClaim(claim, now, DEADLINE);
-    if (command.kind === 'wait') now = command.until;
-    const made = nextClaim(claim, now, DEADLINE);
-    if (made.kind !== call) throw new Error(`${call} was expected, not ${made.kind}`);
-    calls.push(call);
-    applyClaim(claim, call, answer, now);
-  }
-  return { calls, verdict: nextClaim(claim, Math.max(now, end), DEADLINE) };
+const T0 = 1_000_000;
+type Answer = unknown | Error | 'hang';
+
+const cacheWorld = (sets: Answer[], gets: Answer[]) => {
+  const scheduler = new Scheduler(T0);
+  const loop = new EventLoop(scheduler);
+  const clock = clockOf({ now: () => scheduler.now, setTimeout: loop.setTimeout, clearTimeout: loop.clearTimeout });
+  const calls: string[] = [];
+  const answer = async (queue: Answer[], fallback: Answer): Promise<unknown> => {
+    const next = queue.length > 0 ? queue.shift() : fallback;
+    if (next === 'hang') return new Promise<never>(() => undefined);
+    await scheduler.sleep(5);
+    if (next instanceof Error) throw next;
+    return next;
+  };
+  const stored: { token?: unknown } = {};
+  const cache: Io['cache'] = {
+    set: (key, value, ttl, nx) => {
+      calls.push(`set ${key} ${ttl} ${String(nx)}`);
+      stored.token = value;
+      return answer(sets, true);
+    },
+    get: (key) => {
+      calls.push(`get ${key}`);
+      return answer(gets, undefined);
+    },
+  };
+  const claim = async (deadline = T0 + 25_000) => {
+    const claimed = claimOnce(clock, { cache }, 'seen:zap:msg', 'token-1', deadline);
+    await scheduler.run(100_000, () => undefined);
+    return { claimed: await claimed, calls, endedAt: scheduler.now };
+  };
+  return { claim };
 };
 
-describe("a message's claim", () => {
-  it('runs on one stored set', () => {
-    expect(run(true, [['set', true]])).toEqual({ calls: ['set'], verdict: { kind: 'done', run: true } });
+describe("a delivery's claim", () => {
+  it('one set with nx that answers true: it runs (one round trip)', async () => {
+    const { claimed, calls } = await cacheWorld([true], []).claim();
+    expect(claimed).toBe(true);
+    expect(calls).toEqual([`set seen:zap:msg ${CLAIM_TTL_SECONDS} true`]);
   });
 
-  it.each([
-    ['its own token (its stored set was answered again by core)', TOKEN, true],
-    ["another's token", 'other.1', false],
-  ])('after a set answered false, reads back the holder: %s', (_, holder, runs) => {
-    expect(
-      run(true, [
-        ['set', false],
-        ['read-back', holder],
-      ]),
-    ).toEqual({ calls: ['set', 'read-back'], verdict: { kind: 'done', run: runs } });
+  it.each([false, null])('a set answering %p is read back: its own token runs, another’s does not', async (answer) => {
+    await expect(cacheWorld([answer], ['token-1']).claim()).resolves.toEqual(
+      expect.objectContaining({ claimed: true }),
+    );
+    await expect(cacheWorld([answer], ['token-2']).claim()).resolves.toEqual(
+      expect.objectContaining({ claimed: false }),
+    );
   });
 
-  it("settles as another's only on a read of its token: sets answering false and reads throttled run at the deadline", () => {
-    // #51.1: z.cache may answer a throttled set `false` (core's own mock does). 962d0e2 took `false` as "the key
-    // exists" and, with no read answered, dropped the event at the deadline in silence.
-    const answers: Answer[] = [
-      ['set', false],
-      ['read-back', null],
-      ['set', false],
-      ['read-back', null],
-      ['set', FAILED],
-    ];
-    expect(run(true, answers, DEADLINE).verdict).toEqual({ kind: 'done', run: true });
+  it('what settles nothing (a throttled read, an error) is tried again until it settles', async () => {
+    const { claimed, calls } = await cacheWorld([null, new Error('rpc'), false], [null, 'token-2']).claim();
+    expect(claimed).toBe(false);
+    expect(calls.filter((call) => call.startsWith('set'))).toHaveLength(3);
   });
 
-  it('a throttled set answering false every time still runs its message at the deadline', () => {
-    const claim = newClaim(TOKEN, true);
-    let now = 0;
-    for (
-      let command = nextClaim(claim, now, DEADLINE);
-      command.kind !== 'done';
-      command = nextClaim(claim, now, DEADLINE)
-    ) {
-      if (command.kind === 'wait') now = command.until;
-      else applyClaim(claim, command.kind, command.kind === 'set' ? false : null, (now += 100));
-    }
-    expect(nextClaim(claim, now, DEADLINE)).toEqual({ kind: 'done', run: true });
+  it('z.cache hanging: it runs at its deadline (a possible duplicate, not a lost event)', async () => {
+    const { claimed, endedAt } = await cacheWorld(['hang', 'hang', 'hang'], []).claim(T0 + 1_500);
+    expect(claimed).toBe(true);
+    expect(endedAt).toBeLessThanOrEqual(T0 + 1_500);
   });
 
-  it('runs at the deadline when the cache never said the key exists: a possible duplicate, never a lost event', () => {
-    const answers: Answer[] = [
-      ['set', null],
-      ['read-back', FAILED],
-      ['set', FAILED],
-    ];
-    expect(run(true, answers, DEADLINE).verdict).toEqual({ kind: 'done', run: true });
-  });
-
-  it('tries again after each unsettled answer on the one back-off, and gives its verdict once no try fits', () => {
-    const claim = newClaim(TOKEN, true);
-    applyClaim(claim, 'set', FAILED, 1_000);
-    expect(nextClaim(claim, 1_000, DEADLINE)).toEqual({ kind: 'wait', until: 1_000 + backoffMs(1) });
-    expect(nextClaim(claim, 1_000 + backoffMs(1), DEADLINE)).toEqual({ kind: 'set' });
-    applyClaim(claim, 'set', FAILED, DEADLINE - 10);
-    expect(nextClaim(claim, DEADLINE - 10, DEADLINE)).toEqual({ kind: 'done', run: true });
-  });
-
-  it('probes whether the cache honours nx when nobody knows, and reads first where it does not', () => {
-    const another: Answer[] = [
-      ['probe', false],
-      ['check', 'other.1'],
-    ];
-    expect(run(undefined, another)).toEqual({ calls: ['probe', 'check'], verdict: { kind: 'done', run: false } });
-    const unknown: Answer[] = [
-      ['probe', FAILED],
-      ['check', undefined],
-      ['set', true],
-    ];
-    expect(run(undefined, unknown)).toEqual({ calls: ['probe', 'check', 'set'], verdict: { kind: 'done', run: true } });
+  it('z.cache failing every call: it runs by its deadline, having tried again and again', async () => {
+    const failing = Array.from({ length: 1_000 }, () => new Error('rpc'));
+    const { claimed, calls, endedAt } = await cacheWorld(failing, []).claim(T0 + 1_500);
+    expect(claimed).toBe(true);
+    expect(calls.length).toBeGreaterThan(3);
+    expect(endedAt).toBeLessThanOrEqual(T0 + 1_500);
   });
 });

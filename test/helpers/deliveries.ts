@@ -11,7 +11,7 @@ import { usePlatform } from './platform';
  * delivery. A forged signature reads the secret again (the allowances
  * refill at once here, so the corpus never waits for it).
  */
-/** A fresh provider message id (`msg_` and 27 letters or digits). */
+/** A fresh Svix message id (`msg_` and 27 letters or digits). */
 export const messageId = (): string => newId('msg');
 
 const signWith = (secret: string, id: string, at: Date, body: string): string =>
@@ -173,14 +173,14 @@ export const pollutionFree = () => {
 };
 
 /**
- * A mismatched signature makes perform re-read the endpoint's secret (it is the stored one), then
- * list Svix's record of the message's window (it has no message: nothing was sent).
+ * Svix as hostile deliveries meet it: the endpoint's secret is the stored one, and it has no message under any id
+ * (nothing was sent), so a mismatched signature is refuted.
  */
 export const secretReread = () =>
   nock(PROVIDER)
     .persist()
     .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
     .reply(200, { key: SECRET })
-    .get(`/api/v1/app/${APP_ID}/msg`)
+    .get(/^\/api\/v1\/app\/[^/]+\/msg\/[^/?]+/)
     .query(true)
-    .reply(200, { data: [], done: true, iterator: null });
+    .reply(404, { code: 'not_found', detail: 'Entity not found' });

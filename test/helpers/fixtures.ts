@@ -3,12 +3,12 @@ import { Webhook } from 'standardwebhooks';
 import { encodeKsuidMs } from '../../src/svix/ksuid';
 import { errorDetails, type ErrorDetails } from '../../src/tools/sandbox/errorDetails';
 
-/** Made-up credentials in the provider's formats. None of them is real. */
+/** Made-up credentials in Svix's formats. None of them is real. */
 export const API_KEY = 'testsk_sandboxKey0123456789abcdefghij';
 export const EU_API_KEY = `${API_KEY}.eu`;
 export const APP_ID = 'app_2pQ7uTnVw9XyZa1Bc3De5Fg7Hi9';
 export const ENDPOINT_ID = 'ep_2pQ7uTnVw9XyZa1Bc3De5Fg7Hk1';
-/** A message id as the provider makes them: it carries the time the message was created. */
+/** A message id as Svix makes them: it carries the time the message was created. */
 export const messageIdAt = (epochMs: number): string => `msg_${encodeKsuidMs(epochMs, randomBytes(15))}`;
 /** The message the tests deliver: created a day before they run, on a whole second (its id says so). */
 export const MSG_TIME = Math.floor(Date.now() / 1000) * 1000 - 24 * 60 * 60 * 1000;
@@ -23,8 +23,9 @@ export const authData = { apiKey: API_KEY, appId: APP_ID };
 export { newSecret } from '../../src/tools/sandbox/emulator/store';
 export const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
-/** What performSubscribe stored for the Zap the tests deliver to, on the platform, when this file was loaded. */
-export const subscription = { id: ENDPOINT_ID, secret: SECRET, checkedAt: Date.now(), cacheHonoursNx: true };
+/** What performSubscribe stored for the Zap the tests deliver to, on the platform, when this file was loaded: its
+ * scope is its endpoint's id (any text is a scope), so that its claims are keyed by that id. */
+export const subscription = { id: ENDPOINT_ID, secret: SECRET, checkedAt: Date.now(), zap: ENDPOINT_ID, on: 0, gen: 1 };
 
 export const payload = {
   auctioneerUuid: '0e7c2f44-3b8e-4f6d-a1d2-9c5b8e7a4f20',
@@ -40,8 +41,8 @@ export interface DeliveryOptions {
 }
 
 /**
- * A delivery as Zapier hands it to perform: the raw body and the provider's
- * headers with Zapier's `Http-` prefix, signed with the provider's reference
+ * A delivery as Zapier hands it to perform: the raw body and Svix's
+ * headers with Zapier's `Http-` prefix, signed with Svix's reference
  * library (standardwebhooks), not with the code under test.
  */
 export const signedRequest = (body: string, options: DeliveryOptions = {}) => {

@@ -38,7 +38,7 @@ export const startReceiver = async (answer: (index: number) => number = () => 20
   };
 };
 
-/** Headers as the string map the provider's verifier takes. */
+/** Headers as the string map Svix's verifier takes. */
 export const stringHeaders = (headers: IncomingHttpHeaders): Record<string, string> => {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) if (typeof value === 'string') out[name] = value;

@@ -3,7 +3,7 @@ import { schemaErrors, type SchemaName } from '../../src/tools/contract/schemas'
 
 export { schemaErrors, schemaFor, type SchemaName } from '../../src/tools/contract/schemas';
 
-/** One raw answer of the provider (or the emulator), kept for the schema check. */
+/** One raw answer of Svix (or the emulator), kept for the schema check. */
 export interface Recorded {
   method: string;
   path: string;
@@ -11,7 +11,7 @@ export interface Recorded {
   body: unknown;
 }
 
-/** A fetch for the provider's SDK that records each raw answer into `recorded`. */
+/** A fetch for Svix's SDK that records each raw answer into `recorded`. */
 export const recordingFetch =
   (recorded: Recorded[]): typeof fetch =>
   async (input, init) => {

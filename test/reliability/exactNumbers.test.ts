@@ -13,6 +13,7 @@ import {
   payload,
   signedRequest,
   failure,
+  subscription,
 } from '../helpers/fixtures';
 import { usePlatform } from '../helpers/platform';
 
@@ -20,7 +21,7 @@ import { usePlatform } from '../helpers/platform';
  * Numbers from outside reach a Zap exactly: an integer beyond ±2^53 (a Java
  * `long`) as its exact decimal text, and every number a double keeps as a
  * number. For the delivered body, the message log behind Test trigger, and
- * the provider's record of a message, alike.
+ * Svix's record of a message, alike.
  */
 
 const zapier = usePlatform();
@@ -146,7 +147,7 @@ const only = (result: unknown): Record<string, unknown> => {
   return Object.fromEntries(Object.entries(item));
 };
 
-/** The Consumer App's message log, answered as the provider's raw JSON text (numbers as sent). */
+/** The Consumer App's message log, answered as Svix's raw JSON text (numbers as sent). */
 const logAnswer = (messageId: string, payloadText: string) =>
   nock(PROVIDER)
     .get(`/api/v1/app/${APP_ID}/msg`)
@@ -160,7 +161,7 @@ const logAnswer = (messageId: string, payloadText: string) =>
 describe('what a Zap receives', () => {
   const SECRET = newSecret();
   // Subscribed a minute ago: a secret read now is plainly later (within the clocks' skew, it would be read again).
-  const zap = { id: ENDPOINT_ID, secret: SECRET, checkedAt: Date.now() - 60_000, cacheHonoursNx: true };
+  const zap = { ...subscription, secret: SECRET, checkedAt: Date.now() - 60_000 };
   const deliver = (body: string, messageId: string, secrets = [SECRET]) =>
     zapier().perform({
       authData,
@@ -194,17 +195,26 @@ describe('what a Zap receives', () => {
     expect(listed).toEqual(live);
   });
 
-  it("so does the provider's record, for a delivery signed with a secret since replaced", async () => {
+  it("so does Svix's copy, for a delivery signed with a secret since replaced", async () => {
+    // Svix's answer for a message, its numbers written as Svix writes them.
+    const kept = (id: string, payloadText: string) =>
+      `{"id":"${id}","eventType":"AUCTION_STATUS_CHANGE","payload":${payloadText},"timestamp":"${new Date().toISOString()}"}`;
+    const json = { 'content-type': 'application/json' };
     const rotated = newSecret();
-    nock(PROVIDER).get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`).reply(200, { key: rotated });
-    await deliver(JSON.stringify(payload), messageIdAt(Date.now() - 500), [rotated]);
+    const first = messageIdAt(Date.now() - 500);
+    // A delivery signed with the new secret alone: confirmed, then the new secret read.
+    nock(PROVIDER)
+      .get(`/api/v1/app/${APP_ID}/msg/${first}`)
+      .query({ with_content: 'true' })
+      .reply(200, kept(first, JSON.stringify(payload)), json)
+      .get(`/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`)
+      .reply(200, { key: rotated });
+    await deliver(JSON.stringify(payload), first, [rotated]);
     const id = messageIdAt(Date.now() - 1_000);
-    // The record's listing of the message's window, its numbers written as Svix writes them.
-    const message = `{"id":"${id}","eventType":"AUCTION_STATUS_CHANGE","payload":${JAVA_BODY},"timestamp":"${new Date().toISOString()}"}`;
     const record = nock(PROVIDER)
-      .get(`/api/v1/app/${APP_ID}/msg`)
-      .query((query) => query.with_content === 'true' && typeof query.after === 'string')
-      .reply(200, `{"data":[${message}],"done":true,"iterator":null}`, { 'content-type': 'application/json' });
+      .get(`/api/v1/app/${APP_ID}/msg/${id}`)
+      .query({ with_content: 'true' })
+      .reply(200, kept(id, JAVA_BODY), json);
     const item = only(await deliver(JAVA_BODY, id, [SECRET]));
     record.done();
     expect(item).toMatchObject({ auctioneer__id: '9007199254740993', lotId: '1234567890123456789' });

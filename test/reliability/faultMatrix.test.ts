@@ -2,9 +2,10 @@ import { createAppTester } from 'zapier-platform-core';
 import app from '../../src';
 import { testConnection } from '../../src/authentication';
 import { requestSettings } from '../../src/zapier/io';
-import { ProviderEmulator, type Fault } from '../../src/tools/sandbox/emulator';
+import { SECRET_TRUSTED_MS } from '../../src/limits';
+import { SvixEmulator, type Fault } from '../../src/tools/sandbox/emulator';
 import { unusedPort } from '../../src/tools/sandbox/net';
-import { ProviderClient, ProviderFailure } from '../../src/tools/setup/client';
+import { SvixClient, SvixFailure } from '../../src/tools/setup/client';
 import { runSetup } from '../../src/tools/setup/setup';
 import { operationsFor } from '../../src/triggers/auctionStatusChanged';
 import { virtualRuntime } from '../helpers/clock';
@@ -17,10 +18,9 @@ import { unreadable } from '../helpers/readable';
 import { isRight } from 'fp-ts/Either';
 
 /**
- * The provider fault matrix: every operation that calls the provider (the
- * connection test, subscribe, unsubscribe, performList, perform's read of a
- * rotated secret, perform's check of the provider's record for a delivery
- * signed before a rotation, and the set-up) against the emulator on loopback, with every
+ * Svix fault matrix: every operation that calls Svix (the connection test, subscribe, unsubscribe, performList,
+ * perform's read of a secret read over 10 minutes ago, perform's confirmation of a delivery signed before a rotation,
+ * and the set-up) against the emulator on loopback, with every
  * fault injected into every request the operation makes. Each must end in the
  * right platform error, with a plain message that never carries the key.
  */
@@ -61,7 +61,7 @@ const CASES: FaultCase[] = [
   {
     label: '400',
     fault: reply(400, { code: 'bad_request', detail: 'Bad request' }),
-    outcome: { code: 'ProviderBadRequest' },
+    outcome: { code: 'SvixBadRequest' },
   },
   {
     label: '401',
@@ -71,18 +71,18 @@ const CASES: FaultCase[] = [
   {
     label: '403',
     fault: reply(403, { code: 'forbidden', detail: 'Forbidden' }),
-    outcome: { code: 'ProviderForbidden' },
+    outcome: { code: 'SvixForbidden' },
   },
   {
     label: '404',
     fault: reply(404, { code: 'not_found', detail: 'Entity not found' }),
-    outcome: { code: 'ProviderNotFound' },
+    outcome: { code: 'SvixNotFound' },
   },
-  { label: '409', fault: reply(409, { code: 'conflict', detail: 'Conflict' }), outcome: { code: 'ProviderConflict' } },
+  { label: '409', fault: reply(409, { code: 'conflict', detail: 'Conflict' }), outcome: { code: 'SvixConflict' } },
   {
     label: '422',
     fault: reply(422, { detail: [{ loc: ['body', 'url'], msg: 'invalid url', type: 'value_error' }] }),
-    outcome: { code: 'ProviderInvalidData' },
+    outcome: { code: 'SvixInvalidData' },
   },
   {
     label: '429 with Retry-After',
@@ -94,20 +94,20 @@ const CASES: FaultCase[] = [
     fault: reply(429, { code: 'rate_limited', detail: 'Too many' }),
     outcome: { name: 'ThrottledError' },
   },
-  { label: '500', fault: reply(500, { code: 'internal', detail: 'Oops' }), outcome: { code: 'ProviderUnavailable' } },
-  { label: '502 HTML page', fault: reply(502, HTML_ERROR), outcome: { code: 'ProviderUnavailable' } },
-  { label: '503 empty', fault: reply(503, ''), outcome: { code: 'ProviderUnavailable' } },
+  { label: '500', fault: reply(500, { code: 'internal', detail: 'Oops' }), outcome: { code: 'SvixUnavailable' } },
+  { label: '502 HTML page', fault: reply(502, HTML_ERROR), outcome: { code: 'SvixUnavailable' } },
+  { label: '503 empty', fault: reply(503, ''), outcome: { code: 'SvixUnavailable' } },
   {
     label: '200 HTML page (a login page, not the API)',
     fault: reply(200, HTML_LOGIN),
-    outcome: { code: 'ProviderNotJson' },
+    outcome: { code: 'SvixNotJson' },
   },
-  { label: 'time-out', fault: { kind: 'hang' }, outcome: { code: 'ProviderUnreachable' } },
-  { label: 'connection dropped', fault: { kind: 'drop' }, outcome: { code: 'ProviderUnreachable' } },
-  { label: 'connection refused', fault: 'refused', outcome: { code: 'ProviderUnreachable' } },
+  { label: 'time-out', fault: { kind: 'hang' }, outcome: { code: 'SvixUnreachable' } },
+  { label: 'connection dropped', fault: { kind: 'drop' }, outcome: { code: 'SvixUnreachable' } },
+  { label: 'connection refused', fault: 'refused', outcome: { code: 'SvixUnreachable' } },
 ];
 
-/** Trouble at the provider that may pass: 429, 5xx, time-outs and failed connections. */
+/** Trouble at Svix that may pass: 429, 5xx, time-outs and failed connections. */
 const PASSING = [
   '429 with Retry-After',
   '429 without Retry-After',
@@ -126,26 +126,27 @@ const EXCEPTIONS: Record<string, Record<string, Outcome>> = {
   // The endpoint is already gone: nothing left to remove. Trouble that may pass, after three tries: the Zap's mark in
   // z.cache stands for the park, and the next operation on the Consumer App makes it good (#59.4).
   unsubscribe: { '404': 'succeeds', ...Object.fromEntries(PASSING.map((label) => [label, 'succeeds' as const])) },
-  // Trouble that may pass is tried again until the delivery's time is up, the read and then the
-  // provider's record; when neither answers, the error names the event and how to send it again.
-  // An endpoint Svix no longer has halts: most often an edit or turning the Zap off removed it (the current one runs
-  // the event), and an error could get the Zap turned off.
+  // Trouble that may pass is tried again until the delivery's time is up; then the error names the event and how to
+  // send it again. An endpoint Svix no longer has halts: most often an edit or turning the Zap off removed it (the
+  // current one runs the event), and an error could get the Zap turned off.
   // Every refusal of the read names the event and how to send it again, too (#54: it was lost with nothing named).
-  "perform's read of a rotated secret": {
+  "perform's read of a secret read over 10 minutes ago": {
     ...Object.fromEntries(CASES.map(({ label }) => [label, NOT_CHECKED])),
     '401': { name: 'ExpiredAuthError' },
     '404': { name: 'HaltedError' },
   },
-  // Every refusal of the record names the event and how to send it again (a refused key still says
-  // to reconnect); trouble that may pass is tried again until the delivery's time is up, as above.
-  "perform's check of the provider's record": {
+  // Every refusal of the confirmation names the event and how to send it again (a refused key still says to
+  // reconnect); trouble that may pass is tried again until the delivery's time is up, as above. A 404 is Svix saying
+  // it sent no such message: the delivery halts.
+  "perform's confirmation of a message with Svix": {
     ...Object.fromEntries(CASES.map(({ label }) => [label, NOT_CONFIRMED])),
     ...Object.fromEntries(PASSING.map((label) => [label, NOT_CHECKED])),
     '401': { name: 'ExpiredAuthError' },
+    '404': { name: 'HaltedError' },
   },
 };
 
-let emulator: ProviderEmulator;
+let emulator: SvixEmulator;
 let url: string;
 let faultOn: Fault | undefined;
 let appId: string;
@@ -160,9 +161,9 @@ afterAll(() => Object.assign(requestSettings, defaults));
 
 beforeEach(async () => {
   faultOn = undefined;
-  emulator = new ProviderEmulator({ apiKey: KEY, fault: () => faultOn });
+  emulator = new SvixEmulator({ apiKey: KEY, fault: () => faultOn });
   url = await emulator.start();
-  appId = (await runSetup({ client: new ProviderClient({ baseUrl: url, apiKey: KEY }) })).appId;
+  appId = (await runSetup({ client: new SvixClient({ baseUrl: url, apiKey: KEY }) })).appId;
 });
 
 afterEach(async () => {
@@ -208,12 +209,20 @@ const given = <T>(value: T | undefined, what: string): T => {
   return value;
 };
 
-/** Subscribed, then the secret rotated 10 s later: the next delivery makes perform read it. */
+/** Subscribed over 10 minutes ago, as this process's clock reads: a delivery signed with its secret makes perform
+ * read the secret again before it signs alone. */
+const subscribedLongAgo = async (): Promise<Prepared> => {
+  const prepared = await subscribed();
+  zapier().clock.advance(SECRET_TRUSTED_MS + 1_000);
+  return prepared;
+};
+
+/** Subscribed, then the secret rotated 10 s later. */
 const rotatedSinceSubscribe = async (): Promise<Prepared & { rotated: string }> => {
   const { subscribeData } = await subscribed();
   // Later than two processes' clocks may differ, so that the read's secret is plainly the newer one.
   zapier().clock.advance(10_000);
-  const client = new ProviderClient({ baseUrl: url, apiKey: KEY });
+  const client = new SvixClient({ baseUrl: url, apiKey: KEY });
   const path = `/api/v1/app/${appId}/endpoint/${subscribeData.id}/secret`;
   await client.call({ method: 'POST', path: `${path}/rotate`, body: { gracePeriodSeconds: 0 }, action: 'rotating' });
   const read = await client.call({ method: 'GET', path, action: 'reading' });
@@ -221,30 +230,35 @@ const rotatedSinceSubscribe = async (): Promise<Prepared & { rotated: string }> 
 };
 
 /**
- * A real event sent, then the secret rotated at once and the new one learnt
- * from a delivery signed with it: a delivery of the event signed with the old
- * secret (it waited in Zapier's queue) makes perform ask the provider's record.
+ * Two real events sent, then the secret rotated at once and the new one learnt from the first delivered signed with
+ * it (confirmed, then the secret read): the second delivered signed with the old secret (it waited in Zapier's
+ * queue) makes perform ask Svix for its message.
  */
 const queuedAcrossRotation = async (): Promise<Prepared> => {
   const { subscribeData, rotated } = await rotatedSinceSubscribe();
-  const client = new ProviderClient({ baseUrl: url, apiKey: KEY });
-  const sent = await client.call({
-    method: 'POST',
-    path: `/api/v1/app/${appId}/msg`,
-    body: { eventType: 'AUCTION_STATUS_CHANGE', payload },
-    action: 'sending an event',
-  });
-  const { id } = client.decode(MessageOut, sent.body, 'sending an event');
+  const client = new SvixClient({ baseUrl: url, apiKey: KEY });
+  const send = async () => {
+    const sent = await client.call({
+      method: 'POST',
+      path: `/api/v1/app/${appId}/msg`,
+      body: { eventType: 'AUCTION_STATUS_CHANGE', payload },
+      action: 'sending an event',
+    });
+    return client.decode(MessageOut, sent.body, 'sending an event').id;
+  };
+  const [first, second] = [await send(), await send()];
   const body = JSON.stringify(payload);
   const taught = await zapier().perform({
     authData: authData(url),
     subscribeData,
-    rawRequest: signedRequest(body, { msgId: newId('msg'), secrets: [rotated] }),
+    rawRequest: signedRequest(body, { msgId: first, secrets: [rotated] }),
     inputData: {},
   });
-  // The delivery ran: the new secret is learnt, so the old one is now a replaced secret.
+  // The delivery ran: the new secret is learnt, so the old one is now a replaced secret. Ten minutes on, the old
+  // one signs nothing alone in any process (the connection refused is another Svix address: another process's view).
   expect(taught).toHaveLength(1);
-  return { subscribeData, message: { id, body } };
+  zapier().clock.advance(SECRET_TRUSTED_MS + 1_000);
+  return { subscribeData, message: { id: second, body } };
 };
 
 const OPERATIONS: Operation[] = [
@@ -270,21 +284,18 @@ const OPERATIONS: Operation[] = [
     run: (serverUrl) => appTester(trigger.performList, { authData: authData(serverUrl), inputData: {} }),
   },
   {
-    name: "perform's read of a rotated secret",
-    prepare: rotatedSinceSubscribe,
-    run: (serverUrl, { subscribeData, rotated }) =>
+    name: "perform's read of a secret read over 10 minutes ago",
+    prepare: subscribedLongAgo,
+    run: (serverUrl, { subscribeData }) =>
       zapier().perform({
         authData: authData(serverUrl),
         subscribeData,
-        rawRequest: signedRequest(JSON.stringify(payload), {
-          msgId: newId('msg'),
-          secrets: [given(rotated, 'rotated secret')],
-        }),
+        rawRequest: signedRequest(JSON.stringify(payload), { msgId: newId('msg'), secrets: [subscribeData.secret] }),
         inputData: {},
       }),
   },
   {
-    name: "perform's check of the provider's record",
+    name: "perform's confirmation of a message with Svix",
     prepare: queuedAcrossRotation,
     run: (serverUrl, { subscribeData, message }) => {
       const { id, body } = given(message, 'message');
@@ -300,10 +311,10 @@ const OPERATIONS: Operation[] = [
     name: 'set-up',
     run: async (serverUrl) => {
       try {
-        return await runSetup({ client: new ProviderClient({ baseUrl: serverUrl, apiKey: KEY, timeoutMs: 300 }) });
+        return await runSetup({ client: new SvixClient({ baseUrl: serverUrl, apiKey: KEY, timeoutMs: 300 }) });
       } catch (error) {
         // The set-up's failures carry the same classification as the app's.
-        if (!(error instanceof ProviderFailure)) throw error;
+        if (!(error instanceof SvixFailure)) throw error;
         const { failure } = error;
         const name =
           failure.kind === 'auth' ? 'ExpiredAuthError' : failure.kind === 'throttled' ? 'ThrottledError' : 'AppError';
@@ -324,7 +335,9 @@ const OPERATIONS: Operation[] = [
 describe.each(OPERATIONS)('$name', (operation) => {
   let prepared: Promise<Prepared>;
   beforeEach(() => {
-    prepared = operation.prepare ? operation.prepare() : Promise.resolve({ subscribeData: { id: '', secret: '' } });
+    prepared = operation.prepare
+      ? operation.prepare()
+      : Promise.resolve({ subscribeData: { id: '', secret: '', checkedAt: 0, zap: '', on: 0, gen: 0 } });
   });
 
   it.each(CASES)('$label', async ({ label, fault, outcome: byDefault }) => {
@@ -366,7 +379,7 @@ describe('lost answers and revoked keys', () => {
     let lost = 0;
     faultOn = undefined;
     await emulator.stop();
-    emulator = new ProviderEmulator({
+    emulator = new SvixEmulator({
       apiKey: KEY,
       fault: ({ method, path }) => {
         if (method === 'POST' && path.endsWith('/endpoint') && lost === 0) {
@@ -377,7 +390,7 @@ describe('lost answers and revoked keys', () => {
       },
     });
     url = await emulator.start();
-    appId = (await runSetup({ client: new ProviderClient({ baseUrl: url, apiKey: KEY }) })).appId;
+    appId = (await runSetup({ client: new SvixClient({ baseUrl: url, apiKey: KEY }) })).appId;
     // Its own retry's create is refused (the Zap's uid is taken): it points the endpoint the lost answer made.
     const retried = await subscribed();
     expect(lost).toBe(1);
@@ -388,7 +401,7 @@ describe('lost answers and revoked keys', () => {
       subscribeData: retried.subscribeData,
       inputData: {},
     });
-    const client = new ProviderClient({ baseUrl: url, apiKey: KEY });
+    const client = new SvixClient({ baseUrl: url, apiKey: KEY });
     const listed = await client.call({ method: 'GET', path: `/api/v1/app/${appId}/endpoint`, action: 'listing' });
     const left = client.decode(ListResponseEndpointOut, listed.body, 'listing').data;
     expect(left.map(({ id, url: where }) => ({ id, parked: where.includes('.invalid/') }))).toEqual([

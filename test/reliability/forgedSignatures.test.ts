@@ -9,15 +9,15 @@ import { virtualRuntime } from '../helpers/clock';
 
 /**
  * Generated forgeries (fast-check): perform refuses every signature not made with the endpoint's secret. The
- * delivery path alone, on ports in memory (core's errors; Svix shows the secret and an empty record): hundreds of
+ * delivery path alone, on ports in memory (core's errors; Svix shows the secret and has no such message): hundreds of
  * forgeries take well under a second. The same path through core's handler is covered in test/triggers.
  */
 
 const io: Io = {
-  send: async ({ url }) => ({
-    status: 200,
-    content: JSON.stringify(url.endsWith('/secret') ? { key: SECRET } : { data: [], done: true, iterator: null }),
-  }),
+  send: async ({ url }) =>
+    url.endsWith('/secret')
+      ? { status: 200, content: JSON.stringify({ key: SECRET }) }
+      : { status: 404, content: JSON.stringify({ code: 'not_found', detail: 'Entity not found' }) },
   cache: { get: async () => undefined, set: async () => true },
   errors,
   log: () => undefined,

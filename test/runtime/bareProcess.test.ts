@@ -1,11 +1,11 @@
 import { Webhook } from 'standardwebhooks';
 import { EndpointSecretOut } from '../../src/svix/codecs';
 import { runBare, type BareOutcome } from '../../src/tools/sandbox/bareProcess';
-import { ProviderEmulator, type Fault, type FaultContext } from '../../src/tools/sandbox/emulator';
+import { SvixEmulator, type Fault, type FaultContext } from '../../src/tools/sandbox/emulator';
 import { zapierHeaders } from '../../src/tools/sandbox/hookRunner';
 import { PlatformStandIn, type CacheCall, type RpcFault } from '../../src/tools/sandbox/platform';
 import { newId, newSecret } from '../../src/tools/sandbox/emulator/store';
-import { ProviderClient } from '../../src/tools/setup/client';
+import { SvixClient } from '../../src/tools/setup/client';
 import { runSetup } from '../../src/tools/setup/setup';
 import { SubscribeData } from '../../src/models/inbound';
 import { startReceiver, type Receiver } from '../helpers/receiver';
@@ -24,10 +24,10 @@ const KEY = 'testsk_bareProcessAccountKey';
 const TRIGGER = 'triggers.auction_status_changed.operation';
 const IDENTITY = { authId: 'bare-process', userId: 'someone' };
 
-let emulator: ProviderEmulator;
+let emulator: SvixEmulator;
 let platform: PlatformStandIn;
 let receiver: Receiver;
-let client: ProviderClient;
+let client: SvixClient;
 let authData: { apiKey: string; appId: string; serverUrl: string };
 let zap: SubscribeData;
 
@@ -113,12 +113,12 @@ const expectPlainError = (outcome: BareOutcome, name = 'AppError'): void => {
 };
 
 beforeAll(async () => {
-  emulator = new ProviderEmulator({ apiKey: KEY, fault: takeSvixFault });
+  emulator = new SvixEmulator({ apiKey: KEY, fault: takeSvixFault });
   platform = new PlatformStandIn({ delayMs: 1, fault: takeCacheFault });
   const serverUrl = await emulator.start();
   await platform.start();
   receiver = await startReceiver();
-  client = new ProviderClient({ baseUrl: serverUrl, apiKey: KEY });
+  client = new SvixClient({ baseUrl: serverUrl, apiKey: KEY });
   const { appId } = await runSetup({ client, appName: 'Bare Process House' });
   authData = { apiKey: KEY, appId, serverUrl };
 });

@@ -74,7 +74,8 @@ describe('no unref in the code a Zap runs', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'src/delivery/runtime.ts',
-        'src/delivery/driver.ts',
+        'src/delivery/verify.ts',
+        'src/delivery/claim.ts',
         'src/triggers/auctionStatusChanged.ts',
       ]),
     );

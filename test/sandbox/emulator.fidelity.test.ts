@@ -3,7 +3,7 @@ import * as t from 'io-ts';
 import { isRight } from 'fp-ts/Either';
 import { encodeKsuidMs } from '../../src/svix/ksuid';
 import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/svix/eventType';
-import { ProviderEmulator, type EmulatorOptions } from '../../src/tools/sandbox/emulator';
+import { SvixEmulator, type EmulatorOptions } from '../../src/tools/sandbox/emulator';
 import { errorAnswer } from '../../src/tools/sandbox/emulator/server';
 import { listenOnLoopback } from '../../src/tools/sandbox/net';
 import { startReceiver, type Receiver } from '../helpers/receiver';
@@ -14,11 +14,11 @@ import { startReceiver, type Receiver } from '../helpers/receiver';
  */
 
 const KEY = 'testsk_fidelity';
-let emulator: ProviderEmulator;
+let emulator: SvixEmulator;
 const receivers: Receiver[] = [];
 
 const start = async (options: Partial<EmulatorOptions> = {}): Promise<void> => {
-  emulator = new ProviderEmulator({ apiKey: KEY, retryScheduleMs: [5, 5, 5], ...options });
+  emulator = new SvixEmulator({ apiKey: KEY, retryScheduleMs: [5, 5, 5], ...options });
   await emulator.start();
 };
 

@@ -1,16 +1,16 @@
-import { ProviderEmulator, type EmulatorOptions, type FaultContext } from '../../src/tools/sandbox/emulator';
+import { SvixEmulator, type EmulatorOptions, type FaultContext } from '../../src/tools/sandbox/emulator';
 
 /**
- * The emulator's instruments for other tests: `delayMs` (a slow provider) and
+ * The emulator's instruments for other tests: `delayMs` (a slow Svix) and
  * `stats().maxInFlight` (how many requests for one route were handled at once).
  */
 
 const KEY = 'testsk_emulatorInstruments.eu';
 
-let emulator: ProviderEmulator | undefined;
+let emulator: SvixEmulator | undefined;
 
-const start = async (options: Partial<EmulatorOptions> = {}): Promise<ProviderEmulator> => {
-  emulator = new ProviderEmulator({ apiKey: KEY, retryScheduleMs: [], ...options });
+const start = async (options: Partial<EmulatorOptions> = {}): Promise<SvixEmulator> => {
+  emulator = new SvixEmulator({ apiKey: KEY, retryScheduleMs: [], ...options });
   await emulator.start();
   return emulator;
 };
@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 const request = async (
-  started: ProviderEmulator,
+  started: SvixEmulator,
   method: string,
   path: string,
   body?: unknown,
@@ -60,7 +60,7 @@ const until = async (done: () => boolean | Promise<boolean>, what: string): Prom
 };
 
 /** An app with two endpoints, made through HTTP. */
-const appWithEndpoints = async (started: ProviderEmulator) => {
+const appWithEndpoints = async (started: SvixEmulator) => {
   const app = idOf((await request(started, 'POST', '/api/v1/app', { name: 'Instruments' })).body);
   const first = idOf(
     (await request(started, 'POST', `/api/v1/app/${app}/endpoint`, { url: 'http://127.0.0.1:9/a' })).body,

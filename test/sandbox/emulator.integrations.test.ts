@@ -1,19 +1,19 @@
 import { Svix } from 'svix';
-import { ProviderEmulator } from '../../src/tools/sandbox/emulator';
+import { SvixEmulator } from '../../src/tools/sandbox/emulator';
 import { EVENT_TYPE_NAME } from '../../src/svix/eventType';
-import { timeOfProviderId } from '../../src/svix/ksuid';
+import { timeOfSvixId } from '../../src/svix/ksuid';
 import { apiError, recordingFetch, schemaFor, schemaMismatches, type Recorded } from '../helpers/svixSchemas';
 
 /**
- * Integrations and their app-scoped keys, through the provider's JS SDK and
- * raw HTTP. Every answer is checked against the provider's response schemas.
+ * Integrations and their app-scoped keys, through Svix's JS SDK and
+ * raw HTTP. Every answer is checked against Svix's response schemas.
  */
 
 const KEY = 'testsk_emulatorIntegrations.eu';
 const KEY_SHAPE = /^integsk_[0-9A-Za-z]{32}$/;
 const NOT_FOUND = { code: 'not_found', detail: 'Entity not found' };
 
-let emulator: ProviderEmulator;
+let emulator: SvixEmulator;
 let recorded: Recorded[] = [];
 
 /** The SDK, recording each raw answer for the schema check. */
@@ -42,7 +42,7 @@ const payload = { auctioneerUuid: 'a1', auctionUuid: 'b2', status: 'OPEN_FOR_BID
 let account: Svix;
 
 beforeEach(async () => {
-  emulator = new ProviderEmulator({ apiKey: KEY, retryScheduleMs: [] });
+  emulator = new SvixEmulator({ apiKey: KEY, retryScheduleMs: [] });
   await emulator.start();
   recorded = [];
   account = sdk(KEY);
@@ -67,7 +67,7 @@ describe('integrations', () => {
     const app = await account.application.create({ name: 'Integrations' });
     const zapier = await account.integration.create(app.id, { name: 'Zapier' });
     expect(zapier.id).toMatch(/^integ_[A-Za-z0-9]{27}$/);
-    expect(zapier.createdAt.getTime() - (timeOfProviderId(zapier.id) ?? 0)).toBeLessThan(4);
+    expect(zapier.createdAt.getTime() - (timeOfSvixId(zapier.id) ?? 0)).toBeLessThan(4);
     expect(zapier.featureFlags).toBeUndefined();
     // Ids made in one 4 ms slot list in the order of their random part, as Svix's do: the next one in a later slot.
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -131,7 +131,7 @@ describe('integration keys', () => {
     const app = await account.application.create({ name: 'Keys' });
     const integration = await account.integration.create(app.id, { name: 'Zapier' });
     expect(emulator.integrationKeyCount(app.id)).toBe(1);
-    // The provider has no operation to read an existing key (svix 2 dropped its deprecated getKey).
+    // Svix has no operation to read an existing key (svix 2 dropped its deprecated getKey).
     expect((await call(KEY, 'GET', `/api/v1/app/${app.id}/integration/${integration.id}/key`)).status).toBe(404);
 
     const { key } = await account.integration.rotateKey(app.id, integration.id);

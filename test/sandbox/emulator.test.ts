@@ -1,9 +1,9 @@
 import { createServer } from 'node:http';
 import { MessageAttemptTriggerType, MessageStatus, Svix, Webhook } from 'svix';
-import { ProviderEmulator, type EmulatorOptions } from '../../src/tools/sandbox/emulator';
+import { SvixEmulator, type EmulatorOptions } from '../../src/tools/sandbox/emulator';
 import { listenOnLoopback } from '../../src/tools/sandbox/net';
 import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/svix/eventType';
-import { timeOfProviderId } from '../../src/svix/ksuid';
+import { timeOfSvixId } from '../../src/svix/ksuid';
 import { startReceiver, stringHeaders, type Received, type Receiver } from '../helpers/receiver';
 import {
   apiError,
@@ -15,20 +15,20 @@ import {
 } from '../helpers/svixSchemas';
 
 /**
- * The provider emulator, driven by the provider's own JS SDK as its client.
- * Every answer the SDK receives is also checked against the provider's
+ * The Svix emulator, driven by Svix's own JS SDK as its client.
+ * Every answer the SDK receives is also checked against Svix's
  * response schemas, and every delivery is checked with the SDK's verifier.
  */
 
 const KEY = 'testsk_emulatorContract.eu';
 
-let emulator: ProviderEmulator;
+let emulator: SvixEmulator;
 let svix: Svix;
 let recorded: Recorded[];
 const receivers: Receiver[] = [];
 
 const start = async (options: Partial<EmulatorOptions> = {}): Promise<string> => {
-  emulator = new ProviderEmulator({ apiKey: KEY, retryScheduleMs: [5, 5, 5], ...options });
+  emulator = new SvixEmulator({ apiKey: KEY, retryScheduleMs: [5, 5, 5], ...options });
   const url = await emulator.start();
   recorded = [];
   // The SDK's fetch records each raw answer for the schema check.
@@ -75,7 +75,7 @@ const verifiedPayload = (secret: string, delivery: Received): unknown => {
 };
 
 afterEach(async () => {
-  // Every answer the SDK saw in this test matches the provider's schema.
+  // Every answer the SDK saw in this test matches Svix's schema.
   const mismatches = schemaMismatches(recorded, schemaFor);
   expect(mismatches).toEqual([]);
   await emulator.stop();
@@ -534,8 +534,8 @@ describe('messages and deliveries', () => {
     }
     // The id holds the time in 4 ms units, the timestamp to the millisecond.
     const lag = (id: string, at: Date): number => {
-      const fromId = timeOfProviderId(id);
-      if (fromId === undefined) throw new Error(`${id} is not a provider id`);
+      const fromId = timeOfSvixId(id);
+      if (fromId === undefined) throw new Error(`${id} is not a Svix id`);
       return at.getTime() - fromId;
     };
     const lags = [

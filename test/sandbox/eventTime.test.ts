@@ -1,26 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import app from '../../src';
-import { timeOfProviderId } from '../../src/svix/ksuid';
+import { timeOfSvixId } from '../../src/svix/ksuid';
 import { AuctionService } from '../../src/tools/sandbox/auctions';
-import { ProviderEmulator } from '../../src/tools/sandbox/emulator';
+import { SvixEmulator } from '../../src/tools/sandbox/emulator';
 import { HookRunner } from '../../src/tools/sandbox/hookRunner';
 import { PlatformStandIn } from '../../src/tools/sandbox/platform';
-import { ProviderClient } from '../../src/tools/setup/client';
+import { SvixClient } from '../../src/tools/setup/client';
 import { runSetup } from '../../src/tools/setup/setup';
 
 /**
  * In the sandbox, as `npm start` shows it: a Zap run's Occurred At is when the
  * auction's status changed (the emulator mints message ids that carry it), the
- * same when the provider delivers the event again later.
+ * same when Svix delivers the event again later.
  */
 describe('Occurred At in the sandbox', () => {
   it("is the event's time, not the time of the delivery, for the first delivery and a later one", async () => {
     const apiKey = `sk_sandbox_${randomBytes(8).toString('hex')}`;
-    const emulator = new ProviderEmulator({ apiKey });
+    const emulator = new SvixEmulator({ apiKey });
     const platform = new PlatformStandIn();
     const baseUrl = await emulator.start();
     await platform.start();
-    const client = new ProviderClient({ baseUrl, apiKey });
+    const client = new SvixClient({ baseUrl, apiKey });
     const { appId } = await runSetup({ client });
     const runner = new HookRunner({ app, platform, authData: { apiKey, appId, serverUrl: baseUrl } });
     try {
@@ -32,8 +32,8 @@ describe('Occurred At in the sandbox', () => {
       await runner.idle();
       const emitted = auctionService.emitted[0];
       if (!emitted) throw new Error('nothing was emitted');
-      // The provider made the message as the auction service emitted it; its id says when.
-      const createdAt = timeOfProviderId(emitted.messageId) ?? Number.NaN;
+      // Svix made the message as the auction service emitted it; its id says when.
+      const createdAt = timeOfSvixId(emitted.messageId) ?? Number.NaN;
       expect(Math.abs(createdAt - emitted.at)).toBeLessThan(1_000);
       // Delivered again more than a second later, to a Zap that has forgotten it ran (its cache emptied).
       await new Promise((resolve) => setTimeout(resolve, 1_100));

@@ -1,16 +1,16 @@
 import { API_KEY_LABEL } from '../../src/authentication';
-import { ProviderEmulator } from '../../src/tools/sandbox/emulator';
+import { SvixEmulator } from '../../src/tools/sandbox/emulator';
 import { main, type CliIo } from '../../src/tools/setup/cli';
 import { ZAPIER_INTEGRATION_NAME } from '../../src/tools/setup/integrationKey';
 
 /** The set-up's integration key for Zapier: made once, kept, replaced on request; the account key never printed. */
 
 const KEY = 'testsk_setupIntegrationKeyAccount';
-let emulator: ProviderEmulator;
+let emulator: SvixEmulator;
 let url: string;
 
 beforeEach(async () => {
-  emulator = new ProviderEmulator({ apiKey: KEY });
+  emulator = new SvixEmulator({ apiKey: KEY });
   url = await emulator.start();
 });
 afterEach(async () => {
@@ -28,7 +28,7 @@ const run = async (...flags: string[]) => {
 const printedKeys = (text: string): string[] => text.match(/integsk_[A-Za-z0-9]+/g) ?? [];
 const appIdOf = (text: string): string => /Consumer App ID: (app_[A-Za-z0-9]{27})/.exec(text)?.[1] ?? '';
 
-/** Whether a key may read its Consumer App at the provider. */
+/** Whether a key may read its Consumer App at Svix. */
 const works = async (key: string, appId: string): Promise<boolean> =>
   (await fetch(`${url}/api/v1/app/${appId}`, { headers: { Authorization: `Bearer ${key}` } })).status === 200;
 

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { ProviderEmulator } from '../../src/tools/sandbox/emulator';
+import { SvixEmulator } from '../../src/tools/sandbox/emulator';
 import { spawned } from '../helpers/spawned';
 
 /**
@@ -11,7 +11,7 @@ import { spawned } from '../helpers/spawned';
 const ROOT = resolve(__dirname, '../..');
 const KEY = 'testsk_fromTheEnvironmentOnly77';
 
-let emulator: ProviderEmulator;
+let emulator: SvixEmulator;
 
 afterEach(async () => {
   await emulator.stop();
@@ -26,7 +26,7 @@ const npmRunSetup = (args: string[], env: Record<string, string>) =>
 
 describe('npm run setup, run by npm', () => {
   it('takes the key from SVIX_API_KEY and never prints it', async () => {
-    emulator = new ProviderEmulator({ apiKey: KEY });
+    emulator = new SvixEmulator({ apiKey: KEY });
     const url = await emulator.start();
     const { code, printed } = await npmRunSetup(['--server-url', url, '--integration-key'], { SVIX_API_KEY: KEY });
     expect(printed).toMatch(/Consumer App ID: app_/);
@@ -36,7 +36,7 @@ describe('npm run setup, run by npm', () => {
   }, 60_000);
 
   it('without a key and without a terminal: exit code 2, saying how to give the key', async () => {
-    emulator = new ProviderEmulator({ apiKey: KEY });
+    emulator = new SvixEmulator({ apiKey: KEY });
     const url = await emulator.start();
     const { code, printed } = await npmRunSetup(['--server-url', url], { SVIX_API_KEY: '', PROVIDER_API_KEY: '' });
     expect(code).toBe(2);

@@ -1,21 +1,21 @@
 import { Svix } from 'svix';
 import { auctionStatusChangeEventType, EVENT_TYPE_NAME } from '../../src/svix/eventType';
-import { ProviderEmulator, type EmulatorOptions } from '../../src/tools/sandbox/emulator';
+import { SvixEmulator, type EmulatorOptions } from '../../src/tools/sandbox/emulator';
 import { unusedPort } from '../../src/tools/sandbox/net';
-import { ProviderClient } from '../../src/tools/setup/client';
+import { SvixClient } from '../../src/tools/setup/client';
 import { QuestionStopped } from '../../src/tools/cli/askHidden';
 import { main, type CliIo } from '../../src/tools/setup/cli';
 import { appUidFor, DEFAULT_APP_NAME, runSetup } from '../../src/tools/setup/setup';
 import { scripts } from '../../package.json';
 
-/** The consumer set-up (published interface §4) against the provider emulator. */
+/** The consumer set-up (published interface §4) against the Svix emulator. */
 
 const KEY = 'testsk_setupCommandKey42';
-let emulator: ProviderEmulator;
+let emulator: SvixEmulator;
 let url: string;
 
 const start = async (options: Partial<EmulatorOptions> = {}) => {
-  emulator = new ProviderEmulator({ apiKey: KEY, ...options });
+  emulator = new SvixEmulator({ apiKey: KEY, ...options });
   url = await emulator.start();
 };
 
@@ -23,7 +23,7 @@ afterEach(async () => {
   await emulator.stop();
 });
 
-const client = () => new ProviderClient({ baseUrl: url, apiKey: KEY });
+const client = () => new SvixClient({ baseUrl: url, apiKey: KEY });
 
 interface Captured {
   code: number;
@@ -298,14 +298,14 @@ describe('npm run setup (the command)', () => {
     expect(result.err).not.toContain('testsk_notTheRightOne');
   });
 
-  it('ends with exit code 1 when the provider cannot be reached', async () => {
+  it('ends with exit code 1 when Svix cannot be reached', async () => {
     await start();
     const result = await run(['--server-url', `http://127.0.0.1:${await unusedPort()}`], { SVIX_API_KEY: KEY });
     expect(result.code).toBe(1);
     expect(result.err).toMatch(/Svix could not be reached/);
   });
 
-  it("ends with exit code 1 and the provider's reason on a 4xx", async () => {
+  it("ends with exit code 1 and Svix's reason on a 4xx", async () => {
     await start({
       fault: ({ method, path }) =>
         method === 'POST' && path === '/api/v1/app'

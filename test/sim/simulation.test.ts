@@ -10,6 +10,8 @@ import { failed, outcomeLine, replayCommand, SETTINGS, type Setting } from '../.
 import { overBound, withinMemory } from '../../src/tools/sim/oracle';
 import { Outcome, RETRY_WITHIN_MS, T0 } from '../../src/tools/sim/vocabulary';
 import { Runtime } from '../../src/delivery/runtime';
+import { known } from '../../src/delivery/known';
+import { ENDPOINTS_KEPT } from '../../src/limits';
 import { Random } from '../../src/tools/sim/random';
 import { EventLoop, Scheduler } from '../../src/tools/sim/scheduler';
 import { SimSvix } from '../../src/tools/sim/svix';
@@ -73,7 +75,7 @@ describe('the simulation', () => {
     expect(outcomeLine(first, setting)).toContain(`replay="${replayCommand(setting, 11)}"`);
   });
 
-  it("signs as the provider's reference library does, with every secret given", () => {
+  it("signs as Svix's reference library does, with every secret given", () => {
     const svix = new SimSvix(new Random(7), new Scheduler(T0), 0, { random: new Random(8), share: 0 });
     const endpoint = svix.endpoint(0);
     endpoint.rotate(T0, svix.newSecret(), 60);
@@ -289,7 +291,7 @@ describe('the oracle', () => {
 
   it('counts forged bodies run, and events run twice, when deliveries run unchecked', async () => {
     const outcome = await simulate(small, 5, {
-      deliver: () => (_io, bundle) => bodyOf(bundle),
+      deliver: () => async (_io, bundle) => bodyOf(bundle),
     });
     expect(outcome.forgedRun).toBeGreaterThan(0);
     expect(outcome.doubled).toBeGreaterThan(0);
@@ -389,16 +391,11 @@ describe('the oracle', () => {
     expect(outcome.lost).toBe(outcome.events);
   });
 
-  it('finds a runtime that kept a window without a page past its deliveries', () => {
-    const runtime = new Runtime();
-    expect(withinMemory(runtime)).toBe(true);
-    const { state } = runtime.endpoint('endpoint', () => ({
-      madeAt: 0,
-      current: { secret: 's', start: 0, end: 0, by: 'subscribe' },
-    }));
-    const window = { at: 0, calling: false, paid: false, pages: 0, listing: 0, listedAt: -Infinity };
-    state.windows.set(0, { ...window, complete: false, failed: false, messages: new Map() });
+  it('finds a runtime that kept more endpoints than its limit', () => {
+    const runtime = new Runtime(undefined, ENDPOINTS_KEPT + 1);
+    for (let n = 0; n <= ENDPOINTS_KEPT; n += 1) runtime.endpoints.get(`endpoint-${n}`, () => known('s', 0, 0));
     expect(withinMemory(runtime)).toBe(false);
+    expect(withinMemory(new Runtime())).toBe(true);
   });
 
   it('measures the allowance as a burst and a refill: calls past it are counted, whatever their spacing', () => {

@@ -4,7 +4,7 @@ import { authData } from '../helpers/fixtures';
 import { createAppTester, type ZObject } from 'zapier-platform-core';
 import app from '../../src';
 
-/** An operation's budget for its provider calls, counted from when it began: waits before a first call count. */
+/** An operation's budget for its Svix calls, counted from when it began: waits before a first call count. */
 
 describe('the deadline of an operation', () => {
   it('counts from when the operation began, so time spent waiting before its first call is not given again', () => {

@@ -9,30 +9,30 @@ const appTester = createAppTester(app);
 const test = testConnection;
 const path = `/api/v1/app/${APP_ID}`;
 
-describe('provider errors become plain-English platform errors', () => {
+describe('Svix errors become plain-English platform errors', () => {
   it.each([
     [
       400,
       { code: 'bad_request', detail: 'x' },
-      'ProviderBadRequest',
+      'SvixBadRequest',
       /^Check the connection's Consumer App ID and Server URL.*Svix refused it while reading your Consumer App\.$/,
     ],
-    [403, { code: 'forbidden', detail: 'x' }, 'ProviderForbidden', /did not let this key do it/],
-    [409, { code: 'conflict', detail: 'x' }, 'ProviderConflict', /conflict/],
+    [403, { code: 'forbidden', detail: 'x' }, 'SvixForbidden', /did not let this key do it/],
+    [409, { code: 'conflict', detail: 'x' }, 'SvixConflict', /conflict/],
     [
       422,
       { detail: [{ loc: ['body', 'name'], msg: 'field required', type: 'value_error.missing' }] },
-      'ProviderInvalidData',
+      'SvixInvalidData',
       /^Show this to whoever set up your Consumer App in Svix: Svix did not accept what was sent while reading your Consumer App\.$/,
     ],
     [
       500,
       '<html><body>Internal Server Error</body></html>',
-      'ProviderUnavailable',
+      'SvixUnavailable',
       /^Try again in a few minutes: Svix had a temporary problem while reading your Consumer App\./,
     ],
-    [502, '<html>Bad gateway</html>', 'ProviderUnavailable', /^Try again in a few minutes: Svix had a temporary/],
-    [503, '', 'ProviderUnavailable', /^Try again in a few minutes: Svix had a temporary/],
+    [502, '<html>Bad gateway</html>', 'SvixUnavailable', /^Try again in a few minutes: Svix had a temporary/],
+    [503, '', 'SvixUnavailable', /^Try again in a few minutes: Svix had a temporary/],
   ])('%i', async (status, body, code, message) => {
     nock(PROVIDER).get(path).reply(status, body);
     const refused = await failure(appTester(test, { authData }));
@@ -53,7 +53,7 @@ describe('provider errors become plain-English platform errors', () => {
     }
   });
 
-  it('puts the status, the provider code and Retry-After in the log, never in the message', () => {
+  it('puts the status, Svix code and Retry-After in the log, never in the message', () => {
     const failed = describeStatus(
       429,
       { code: 'rate_limited', detail: 'x' },
@@ -89,13 +89,13 @@ describe('provider errors become plain-English platform errors', () => {
   it('a success answer that is not JSON points at the Server URL', async () => {
     nock(PROVIDER).get(path).reply(200, '<!doctype html><title>Sign in</title>', { 'Content-Type': 'text/html' });
     const refused = await failure(appTester(test, { authData }));
-    expect(refused.code).toBe('ProviderNotJson');
+    expect(refused.code).toBe('SvixNotJson');
   });
 
   it('an answer of the wrong shape names the field, not its value', async () => {
     nock(PROVIDER).get(path).reply(200, { id: APP_ID, name: 12345 });
     const refused = await failure(appTester(test, { authData }));
-    expect(refused.code).toBe('ProviderUnexpectedAnswer');
+    expect(refused.code).toBe('SvixUnexpectedAnswer');
     expect(refused.message).not.toMatch(/ApplicationOut\.name/);
     expect(refused.message).not.toContain('12345');
   });
@@ -103,7 +103,7 @@ describe('provider errors become plain-English platform errors', () => {
   it('a refused connection names the host and the field to check', async () => {
     // Port 9 on loopback (discard) is closed on this machine: the connection is refused, nothing leaves it.
     const refused = await failure(appTester(test, { authData: { ...authData, serverUrl: 'http://127.0.0.1:9' } }));
-    expect(refused.code).toBe('ProviderUnreachable');
+    expect(refused.code).toBe('SvixUnreachable');
     expect(refused.message).toMatch(
       /^Try again in a few minutes; if it keeps happening, check the connection's Server URL.*could not be reached.*connection was refused/,
     );
@@ -135,14 +135,14 @@ describe("Svix's error bodies as its server writes them (error.rs) give the righ
       { code: 'insufficient access', detail: 'Insufficient access for the given operation.' },
       context,
     );
-    expect(refused).toMatchObject({ kind: 'error', code: 'ProviderForbidden' });
+    expect(refused).toMatchObject({ kind: 'error', code: 'SvixForbidden' });
     expect(refused.message).toMatch(/^Reconnect your account in Zapier with a key of the Svix account/);
     expect(refused.log).toBe("Svix answered 403 (insufficient access) while creating this Zap's endpoint.");
   });
 
   it("500 with the body {}: a passing problem on Svix's side", () => {
     const refused = describeStatus(500, {}, context);
-    expect(refused).toMatchObject({ kind: 'error', code: 'ProviderUnavailable' });
+    expect(refused).toMatchObject({ kind: 'error', code: 'SvixUnavailable' });
     expect(refused.message).toMatch(/^Try again in a few minutes: Svix had a temporary problem/);
     expect(refused.log).toBe("Svix answered 500 while creating this Zap's endpoint.");
   });

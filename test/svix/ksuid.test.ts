@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { decodeKsuid, encodeKsuidMs, PROVIDER_EPOCH_SECONDS, timeOfProviderId } from '../../src/svix/ksuid';
+import { decodeKsuid, encodeKsuidMs, SVIX_EPOCH_SECONDS, timeOfSvixId } from '../../src/svix/ksuid';
 
 const MAX_160 = 'aWgEPTl1tmebfsQzFP4bxwgy80V';
 const ZEROS = '0'.repeat(27);
 /** The last millisecond a KSUID can hold: 2^32 - 1 seconds after its epoch, plus 996 ms. */
-const LAST_MS = (PROVIDER_EPOCH_SECONDS + 0xffffffff) * 1000 + 996;
+const LAST_MS = (SVIX_EPOCH_SECONDS + 0xffffffff) * 1000 + 996;
 const toUnit = (ms: number): number => Math.floor(ms / 4) * 4;
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -17,9 +17,9 @@ const base62 = (value: bigint): string => {
 };
 const bigOf = (bytes: Uint8Array): bigint => bytes.reduce((value, byte) => value * 256n + BigInt(byte), 0n);
 
-describe('timeOfProviderId', () => {
+describe('timeOfSvixId', () => {
   it("reads the second of the contract's example id", () => {
-    const time = timeOfProviderId('msg_1srOrx2ZWZBpBUvZwXKQmoEYga2');
+    const time = timeOfSvixId('msg_1srOrx2ZWZBpBUvZwXKQmoEYga2');
     if (time === undefined) throw new Error('the example id did not decode');
     // A plain KSUID: its fifth byte is random, so only the second is meaningful.
     expect(Math.floor(time / 1000) * 1000).toBe(Date.parse('2021-05-21T20:04:03Z'));
@@ -27,22 +27,22 @@ describe('timeOfProviderId', () => {
 
   it('reads an id minted now to its 4 ms unit', () => {
     const at = Date.now();
-    expect(timeOfProviderId(`msg_${encodeKsuidMs(at, randomBytes(15))}`)).toBe(toUnit(at));
-    expect(timeOfProviderId(`integ_${encodeKsuidMs(at, randomBytes(15))}`)).toBe(toUnit(at));
+    expect(timeOfSvixId(`msg_${encodeKsuidMs(at, randomBytes(15))}`)).toBe(toUnit(at));
+    expect(timeOfSvixId(`integ_${encodeKsuidMs(at, randomBytes(15))}`)).toBe(toUnit(at));
   });
 
   it('reads any time a KSUID can hold, with any random part', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: PROVIDER_EPOCH_SECONDS * 1000, max: LAST_MS + 3 }),
+        fc.integer({ min: SVIX_EPOCH_SECONDS * 1000, max: LAST_MS + 3 }),
         fc.uint8Array({ minLength: 15, maxLength: 15 }),
         fc.stringMatching(/^[a-z]{1,8}$/),
         (at, random, prefix) => {
           const text = encodeKsuidMs(at, random);
           expect(text).toMatch(/^[0-9A-Za-z]{27}$/);
-          expect(timeOfProviderId(`${prefix}_${text}`)).toBe(toUnit(at));
+          expect(timeOfSvixId(`${prefix}_${text}`)).toBe(toUnit(at));
           expect(decodeKsuid(text)?.slice(5)).toEqual(random);
-          const seconds = BigInt(Math.floor(at / 1000) - PROVIDER_EPOCH_SECONDS);
+          const seconds = BigInt(Math.floor(at / 1000) - SVIX_EPOCH_SECONDS);
           const unit = BigInt(Math.floor((at % 1000) / 4));
           expect(text).toBe(base62((seconds << 128n) + (unit << 120n) + bigOf(random)));
         },
@@ -51,10 +51,10 @@ describe('timeOfProviderId', () => {
   });
 
   it('reads the smallest and largest values', () => {
-    expect(timeOfProviderId(`ep_${ZEROS}`)).toBe(PROVIDER_EPOCH_SECONDS * 1000);
+    expect(timeOfSvixId(`ep_${ZEROS}`)).toBe(SVIX_EPOCH_SECONDS * 1000);
     // All 0xff: 2^32 - 1 seconds, and 255 units of 4 ms is 1020 ms, counted modulo a second.
-    expect(timeOfProviderId(`ep_${MAX_160}`)).toBe((PROVIDER_EPOCH_SECONDS + 0xffffffff) * 1000 + 20);
-    expect(encodeKsuidMs(PROVIDER_EPOCH_SECONDS * 1000, new Uint8Array(15))).toBe(ZEROS);
+    expect(timeOfSvixId(`ep_${MAX_160}`)).toBe((SVIX_EPOCH_SECONDS + 0xffffffff) * 1000 + 20);
+    expect(encodeKsuidMs(SVIX_EPOCH_SECONDS * 1000, new Uint8Array(15))).toBe(ZEROS);
     const last = encodeKsuidMs(LAST_MS, new Uint8Array(15).fill(255));
     expect(last).toBe(base62(2n ** 160n - 1n - 6n * 2n ** 120n));
     expect(decodeKsuid(last)?.[4]).toBe(249);
@@ -74,7 +74,7 @@ describe('timeOfProviderId', () => {
     ['the largest 27-character text', `msg_${'z'.repeat(27)}`],
     ['an empty string', ''],
   ])('refuses %s', (_name, id) => {
-    expect(timeOfProviderId(id)).toBeUndefined();
+    expect(timeOfSvixId(id)).toBeUndefined();
   });
 });
 
@@ -112,7 +112,7 @@ describe('decodeKsuid', () => {
           ((bytes[0] ?? 0) * 0x1000000 + ((bytes[1] ?? 0) << 16) + ((bytes[2] ?? 0) << 8) + (bytes[3] ?? 0)) >>> 0;
         // Byte 4 is only ever 0-249 when minted from a time.
         const unit = (bytes[4] ?? 0) % 250;
-        const at = (seconds + PROVIDER_EPOCH_SECONDS) * 1000 + unit * 4;
+        const at = (seconds + SVIX_EPOCH_SECONDS) * 1000 + unit * 4;
         const decoded = decodeKsuid(encodeKsuidMs(at, bytes.slice(5)));
         expect(decoded).toEqual(Uint8Array.from([...bytes.slice(0, 4), unit, ...bytes.slice(5)]));
       }),
@@ -123,7 +123,7 @@ describe('decodeKsuid', () => {
 describe('encodeKsuidMs', () => {
   it('refuses times a KSUID cannot hold, and a random part of the wrong size', () => {
     const random = new Uint8Array(15);
-    expect(() => encodeKsuidMs(PROVIDER_EPOCH_SECONDS * 1000 - 1, random)).toThrow(RangeError);
+    expect(() => encodeKsuidMs(SVIX_EPOCH_SECONDS * 1000 - 1, random)).toThrow(RangeError);
     expect(() => encodeKsuidMs(LAST_MS + 4, random)).toThrow(RangeError);
     expect(() => encodeKsuidMs(Number.NaN, random)).toThrow(RangeError);
     expect(() => encodeKsuidMs(Date.now(), new Uint8Array(14))).toThrow(RangeError);

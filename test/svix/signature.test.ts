@@ -20,7 +20,7 @@ const envelope = (timestamp: string, signature = 'v1,x', headers: { id?: string 
   checkEnvelope({ id: headers.id, timestamp, signature }, now, SIGNING_WINDOW);
 
 describe('signature verification (standard-webhooks scheme)', () => {
-  it("agrees with the provider's reference library for any body and signing time in the window", () => {
+  it("agrees with Svix's reference library for any body and signing time in the window", () => {
     fc.assert(
       fc.property(
         fc.string({ unit: 'grapheme', maxLength: 300 }),

@@ -2,7 +2,7 @@ import nock from 'nock';
 import { EXTRA_LIMITS } from '../../src/fields/extraFields';
 import { eventTimeMs } from '../../src/fields/auctionStatusChanged';
 import { ClassNames } from '../../src/models';
-import { encodeKsuidMs, timeOfProviderId } from '../../src/svix/ksuid';
+import { encodeKsuidMs, timeOfSvixId } from '../../src/svix/ksuid';
 import { CLAIM_TTL_SECONDS } from '../../src/delivery/claim';
 import { newestKey } from '../../src/triggers/outdated';
 import {
@@ -72,7 +72,7 @@ const only = (result: unknown): Record<string, unknown> => {
 
 describe('Occurred At: when the event happened, from the message id', () => {
   it("reads the contract's example id to the second (a plain one-second KSUID)", () => {
-    const at = timeOfProviderId('msg_1srOrx2ZWZBpBUvZwXKQmoEYga2');
+    const at = timeOfSvixId('msg_1srOrx2ZWZBpBUvZwXKQmoEYga2');
     expect(at === undefined ? undefined : new Date(Math.floor(at / 1000) * 1000).toISOString()).toBe(
       '2021-05-21T20:04:03.000Z',
     );
@@ -94,7 +94,7 @@ describe('Occurred At: when the event happened, from the message id', () => {
     ['an id that is not a KSUID', 'msg_not-a-ksuid-at-all-00000000', true],
     ['an id of another kind', `ep_${encodeKsuidMs(MSG_TIME, Buffer.alloc(15))}`, true],
     ['an id made after the delivery was signed', messageIdAt(MSG_TIME + 3600_000), true],
-    ['an id from before the provider used them', messageIdAt(Date.UTC(2015, 0, 1)), true],
+    ['an id from before Svix used them', messageIdAt(Date.UTC(2015, 0, 1)), true],
     ['an id made a moment before', messageIdAt(MSG_TIME - 1_000), false],
   ])('falls back to the signing time for %s', (_what, id, fallsBack) => {
     const signedAt = MSG_TIME;
@@ -155,7 +155,7 @@ describe('Skip Outdated Events', () => {
     // The earlier event's run checked before the newer one was recorded: its first read finds nothing.
     missNext = key;
     await expect(deliver(opened, { msgId: earlier }, { skipOutdated: true })).resolves.toHaveLength(1);
-    expect(zapier().platform.peek(IDENTITY, key)).toEqual({ at: timeOfProviderId(later) });
+    expect(zapier().platform.peek(IDENTITY, key)).toEqual({ at: timeOfSvixId(later) });
   });
 
   it.each([[false], ['false'], ['no'], [undefined], ['']])(

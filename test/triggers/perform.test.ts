@@ -3,7 +3,6 @@ import { CLAIM_TTL_SECONDS, SIGNING_WINDOW } from '../../src/delivery/claim';
 import { RECORD_REFUSALS, refusalMessage, skippedMessage } from '../../src/messages';
 import {
   APP_ID,
-  ENDPOINT_ID,
   MSG_ID,
   MSG_OCCURRED_AT,
   MSG_TIME,
@@ -23,8 +22,7 @@ import { usePlatform } from '../helpers/platform';
 /** perform, run as Zapier runs it: core's handler, z.cache on the platform stand-in. */
 const zapier = usePlatform();
 const body = JSON.stringify(payload);
-const secretPath = `/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}/secret`;
-const messagesPath = `/api/v1/app/${APP_ID}/msg`;
+const messagePath = `/api/v1/app/${APP_ID}/msg/${MSG_ID}`;
 
 const run = (
   rawRequest: { content: string; headers: Record<string, string> },
@@ -35,7 +33,7 @@ const run = (
 const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000);
 
 describe('perform (a live delivery)', () => {
-  it("verifies, decodes and maps a delivery signed by the provider's reference library", async () => {
+  it("verifies, decodes and maps a delivery signed by Svix's reference library", async () => {
     await expect(run(signedRequest(body, { at: minutesAgo(2) }))).resolves.toEqual([
       {
         id: MSG_ID,
@@ -58,8 +56,8 @@ describe('perform (a live delivery)', () => {
     await expect(run(signedRequest(body, { secrets: [newSecret(), SECRET] }))).resolves.toHaveLength(1);
   });
 
-  it('makes no provider request when the stored secret verifies', async () => {
-    // The network is closed and nothing is mocked: any provider request would fail this run.
+  it('makes no Svix request when the stored secret verifies', async () => {
+    // The network is closed and nothing is mocked: any Svix request would fail this run.
     await expect(run(signedRequest(body))).resolves.toHaveLength(1);
   });
 
@@ -109,14 +107,14 @@ describe('perform (a live delivery)', () => {
       (r: ReturnType<typeof signedRequest>) => ({ ...r, headers: { 'Http-Svix-Id': MSG_ID } }),
       0,
     ],
-  ])('halts on %s, with a plain message and nothing secret in it', async (_what, tamper, secretReads) => {
-    // A mismatch reads the secret once more, in case it was rotated: it was not. Then Svix's record of the
-    // message's window, which does not have it. Without headers, nothing is read.
+  ])('halts on %s, with a plain message and nothing secret in it', async (_what, tamper, confirmations) => {
+    // A mismatch asks Svix for the message by its id: it has none. Without headers, nothing is asked.
     const scope = nock(PROVIDER);
-    if (secretReads > 0) {
-      scope.get(secretPath).times(secretReads).reply(200, { key: SECRET });
-      scope.get(messagesPath).query(true).reply(200, { data: [], done: true, iterator: null });
-    }
+    if (confirmations > 0)
+      scope
+        .get(messagePath)
+        .query({ with_content: true })
+        .reply(404, { code: 'not_found', detail: 'Entity not found' });
     const refused = await failure(run(tamper(signedRequest(body))));
     expect(refused.name).toBe('HaltedError');
     expect(refused.message).toMatch(/the Zap did not run/);
@@ -128,14 +126,9 @@ describe('perform (a live delivery)', () => {
   it.each([
     ['another event type', { eventType: 'ANOTHER_EVENT', payload }, RECORD_REFUSALS.notConfirmed],
     ['a message whose content Svix no longer keeps', { payload: { expired: true } }, RECORD_REFUSALS.expired],
-  ])('halts on a signature no secret made when the record lists its message as %s', async (_, listed, message) => {
-    const scope = nock(PROVIDER);
-    scope.get(secretPath).reply(200, { key: SECRET });
-    const record = { id: MSG_ID, eventType: 'AUCTION_STATUS_CHANGE', timestamp: MSG_OCCURRED_AT, ...listed };
-    scope
-      .get(messagesPath)
-      .query(true)
-      .reply(200, { data: [record], done: true, iterator: null });
+  ])('halts on a signature no secret made when Svix keeps its message as %s', async (_, kept, message) => {
+    const record = { id: MSG_ID, eventType: 'AUCTION_STATUS_CHANGE', timestamp: MSG_OCCURRED_AT, ...kept };
+    const scope = nock(PROVIDER).get(messagePath).query({ with_content: true }).reply(200, record);
     const refused = await failure(run(signedRequest(body, { secrets: [newSecret()] })));
     expect(refused).toMatchObject({ name: 'HaltedError', message });
     scope.done();
@@ -244,12 +237,10 @@ describe('perform (a live delivery)', () => {
     'fails closed: a turned-on Zap run with %s but no delivery halts, and reads and runs nothing',
     async (_what, zap) => {
       // Any request would take this answer: it must stay unused.
-      const provider = nock(PROVIDER)
-        .get(/.*/)
-        .reply(200, { data: [], iterator: null, prevIterator: null, done: true });
+      const Svix = nock(PROVIDER).get(/.*/).reply(200, { data: [], iterator: null, prevIterator: null, done: true });
       const refused = await failure(zapier().perform({ authData, inputData: {}, ...zap }));
       expect(refused).toMatchObject({ name: 'HaltedError', message: refusalMessage('no-delivery') });
-      expect(provider.isDone()).toBe(false);
+      expect(Svix.isDone()).toBe(false);
       expect(zapier().calls()).toEqual([]);
     },
   );

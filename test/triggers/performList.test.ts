@@ -10,7 +10,7 @@ import { APP_ID, ENDPOINT_ID, PROVIDER, SECRET, authData, failure, messageIdAt, 
 const appTester = createAppTester(app);
 const { performList } = operationsFor(virtualRuntime());
 
-/** A message of the log: its id carries its creation time, as the provider's do. */
+/** A message of the log: its id carries its creation time, as Svix's do. */
 const ids = new Map<string, string>();
 const idAt = (timestamp: string): string => {
   const id = ids.get(timestamp) ?? messageIdAt(Date.parse(timestamp));
@@ -107,7 +107,7 @@ describe('performList (the Zap editor\'s "Test trigger")', () => {
     expect(refused.message).toMatch(/\bauctionUuid: missing/);
   });
 
-  it("explains an answer that is not the provider's JSON", async () => {
+  it("explains an answer that is not Svix's JSON", async () => {
     nock(PROVIDER)
       .get(listPath)
       .query(query)
@@ -117,7 +117,7 @@ describe('performList (the Zap editor\'s "Test trigger")', () => {
   });
 
   describe('of a Zap that is on (its subscribe stored its endpoint)', () => {
-    const subscribeData = { id: ENDPOINT_ID, secret: SECRET };
+    const subscribeData = { id: ENDPOINT_ID, secret: SECRET, checkedAt: 0, zap: 'zap', on: 0, gen: 1 };
     const endpointPath = `/api/v1/app/${APP_ID}/endpoint/${ENDPOINT_ID}`;
     const endpoint = (disabled: boolean) => ({ id: ENDPOINT_ID, url: 'https://hooks.zapier.com/x/', disabled });
 

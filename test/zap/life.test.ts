@@ -4,10 +4,10 @@ import { EDIT_GRACE_MS, SWEEP_PARKED_AFTER_MS } from '../../src/limits';
 import { ListResponseEndpointOut, type EndpointOut } from '../../src/svix/codecs';
 import { metadataOf, parkedUrlOf, shareOf, zapScopeOf, zapUidOf } from '../../src/zap/policy';
 import { AuctionService } from '../../src/tools/sandbox/auctions';
-import { ProviderEmulator, type EmulatorOptions } from '../../src/tools/sandbox/emulator';
+import { SvixEmulator, type EmulatorOptions } from '../../src/tools/sandbox/emulator';
 import { HookRunner, type Edit, type HookRunnerOptions, type Zap } from '../../src/tools/sandbox/hookRunner';
 import { PlatformStandIn, platformInvoker, type Identity } from '../../src/tools/sandbox/platform';
-import { ProviderClient } from '../../src/tools/setup/client';
+import { SvixClient } from '../../src/tools/setup/client';
 import { runSetup } from '../../src/tools/setup/setup';
 
 /**
@@ -21,13 +21,13 @@ const KEY = `testsk_${randomBytes(8).toString('hex')}`;
 const IDENTITY: Identity = { authId: 'zap-life', userId: 'someone' };
 /** Svix's schedule, compressed: every retry in 5 s. */
 const RETRIES = [20, 100, 250, 500, 1_000, 1_500, 1_500];
-let emulator: ProviderEmulator;
+let emulator: SvixEmulator;
 let platform: PlatformStandIn;
 let runner: HookRunner;
 let auctions: AuctionService;
 let authData: Record<string, string>;
 let appId: string;
-let account: ProviderClient;
+let account: SvixClient;
 
 /** Every event runs, whatever its order: these tests count runs (Skip Outdated Events, on by default, has its own). */
 const EVERY = { skipOutdated: false };
@@ -36,13 +36,13 @@ const EVERY = { skipOutdated: false };
 const started: Array<{ stop: () => Promise<void> }> = [];
 
 const start = async (options: Partial<EmulatorOptions> = {}, hooks: Partial<HookRunnerOptions> = {}) => {
-  emulator = new ProviderEmulator({ apiKey: KEY, retryScheduleMs: RETRIES, ...options });
+  emulator = new SvixEmulator({ apiKey: KEY, retryScheduleMs: RETRIES, ...options });
   platform = new PlatformStandIn();
   const serverUrl = await emulator.start();
   started.push(emulator);
   await platform.start();
   started.push(platform);
-  account = new ProviderClient({ baseUrl: serverUrl, apiKey: KEY });
+  account = new SvixClient({ baseUrl: serverUrl, apiKey: KEY });
   appId = (await runSetup({ client: account, appName: 'Zap Life House' })).appId;
   authData = { apiKey: KEY, appId, serverUrl };
   runner = new HookRunner({ app, platform, authData, identity: IDENTITY, ...hooks });

@@ -2,33 +2,33 @@ import { randomBytes } from 'node:crypto';
 import app from '../../src';
 import { ApplicationOut, EndpointSecretOut } from '../../src/svix/codecs';
 import { AuctionService } from '../../src/tools/sandbox/auctions';
-import { ProviderEmulator } from '../../src/tools/sandbox/emulator';
+import { SvixEmulator } from '../../src/tools/sandbox/emulator';
 import { HookRunner } from '../../src/tools/sandbox/hookRunner';
 import { PlatformStandIn, platformInvoker } from '../../src/tools/sandbox/platform';
-import { ProviderClient } from '../../src/tools/setup/client';
+import { SvixClient } from '../../src/tools/setup/client';
 import { ensureIntegrationKey } from '../../src/tools/setup/integrationKey';
 import { runSetup } from '../../src/tools/setup/setup';
 import { errorDetails } from '../helpers/fixtures';
 
 /**
  * A whole Zap's life connected with an app-scoped integration key, made by
- * the set-up, against the provider emulator (which enforces the scope): the
+ * the set-up, against the Svix emulator (which enforces the scope): the
  * connection test, the dropdowns, Test trigger, turning the Zap on, deliveries,
  * a rotated endpoint secret read back, and turning it off.
  */
 
 const ACCOUNT_KEY = `testsk_${randomBytes(8).toString('hex')}`;
-let emulator: ProviderEmulator;
+let emulator: SvixEmulator;
 let platform: PlatformStandIn;
 let serverUrl: string;
-let account: ProviderClient;
+let account: SvixClient;
 
 beforeEach(async () => {
-  emulator = new ProviderEmulator({ apiKey: ACCOUNT_KEY });
+  emulator = new SvixEmulator({ apiKey: ACCOUNT_KEY });
   platform = new PlatformStandIn();
   serverUrl = await emulator.start();
   await platform.start();
-  account = new ProviderClient({ baseUrl: serverUrl, apiKey: ACCOUNT_KEY });
+  account = new SvixClient({ baseUrl: serverUrl, apiKey: ACCOUNT_KEY });
 });
 afterEach(async () => {
   await emulator.stop();
@@ -129,7 +129,7 @@ describe('a Zap connected with an integration key', () => {
       authData: { apiKey: first.key, appId: second.appId, serverUrl },
     }).catch((caught: unknown) => caught);
     const details = errorDetails(error);
-    expect(details.code).toBe('ProviderNotFound');
+    expect(details.code).toBe('SvixNotFound');
     expect(details.message).toContain(second.appId);
     expect(details.message).toMatch(/the one given to you with the integration key \(it works only in that app\)/);
     expect(details.message).not.toContain(first.key);
@@ -147,7 +147,7 @@ describe('a Zap connected with an integration key', () => {
 
     it('refuses, naming the permission, a key that can read the Consumer App but not its messages', async () => {
       // This key's limits, as Svix would answer them: the app reads, its messages do not.
-      const limited = new ProviderEmulator({
+      const limited = new SvixEmulator({
         apiKey: ACCOUNT_KEY,
         fault: ({ method, path }) =>
           method === 'GET' && path.endsWith('/msg')
@@ -157,7 +157,7 @@ describe('a Zap connected with an integration key', () => {
       const limitedUrl = await limited.start();
       try {
         const setup = await runSetup({
-          client: new ProviderClient({ baseUrl: limitedUrl, apiKey: ACCOUNT_KEY }),
+          client: new SvixClient({ baseUrl: limitedUrl, apiKey: ACCOUNT_KEY }),
           appName: 'No Messages House',
           integrationKey: 'ensure',
         });

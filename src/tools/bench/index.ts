@@ -8,7 +8,6 @@ import {
   ROOT,
   roundTrips,
   sandboxThroughput,
-  verification,
   type Remeasuring,
 } from './measures';
 import { round } from './stats';
@@ -73,14 +72,12 @@ export const main = async (argv: string[]): Promise<number> => {
       )}, within its noise (95% interval ${round(judged.low)}–${round(judged.high)}×): measuring again (${attempt} of ${REMEASURES})…`,
     );
 
-  // CPU per delivery first, then verification, while the heap is small: a heap
+  // CPU per delivery first, while the heap is small: a heap
   // grown by other measures taxes the side that allocates more. Each round of
   // CPU per delivery swings by several percent (a garbage collection lands on
   // one side), so it takes forty rounds to tell 1.08 from 1.10.
   say('bench: CPU per delivery…');
   comparisons.push(await deliveryCpu(quick ? 8 : 40, quick ? 100 : 200, onRemeasure));
-  say('bench: verification…');
-  comparisons.push(await verification(quick ? 5 : 31, quick ? 10_000 : 20_000, onRemeasure));
   say('bench: cold start…');
   comparisons.push(await coldStart(quick ? 6 : 21, onRemeasure));
   say('bench: round trips…');

@@ -15,11 +15,11 @@ import { median } from './stats';
 export type Budget = { most: number } | { least: number };
 
 /**
- * The two budgets held against a baseline, decided in #51: about 100 µs over a claim-only hook on a perform of
- * about 1 ms is nothing a person notices, so perform CPU is held at 1.25 (npm run bench:fresh, median of five), not
- * chased; the app's cold start, about 18 ms over core's 300, at 1.10.
+ * The two budgets held against a baseline (#60): perform CPU is a guard at 1.5 times a claim-only hook, not a chase
+ * (a delivery's time is its network round trips: a millisecond of CPU is nothing a person notices); the app's cold
+ * start within 1.10 times core's.
  */
-export const BUDGETS = { performCpu: 1.25, coldStart: 1.1 } as const;
+export const BUDGETS = { performCpu: 1.5, coldStart: 1.1 } as const;
 
 export type Verdict = 'met' | 'missed' | 'measure again';
 

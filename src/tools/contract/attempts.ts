@@ -1,6 +1,6 @@
 import * as t from 'io-ts';
 import { RETRY_SCHEDULE_MS } from '../svix/rules';
-import type { ProviderClient } from '../setup/client';
+import type { SvixClient } from '../setup/client';
 
 /**
  * Reading where Svix sent a message, for the questions about its retries: the attempt listing of an endpoint
@@ -37,7 +37,7 @@ export const timeOf = (attempt: Pick<Attempt, 'timestamp'>): number => Date.pars
 
 /** The attempts of `messageId` to the endpoint, oldest first by Svix's clock. */
 export const attemptsOf = async (
-  client: ProviderClient,
+  client: SvixClient,
   appId: string,
   endpointId: string,
   messageId: string,

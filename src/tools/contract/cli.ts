@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ProviderEmulator, SANDBOX_RETRY_SCHEDULE_MS } from '../sandbox/emulator';
+import { SvixEmulator, SANDBOX_RETRY_SCHEDULE_MS } from '../sandbox/emulator';
 import { serverUrlFor } from '../../svix/serverUrl';
 import { randomBytes } from 'node:crypto';
 import { differences, runContract, type CallRow, type Cleanup, type ContractRun, type Target } from './run';
@@ -35,7 +35,7 @@ const table = (rows: readonly CallRow[]): string => {
  */
 const emulatorTarget = async (): Promise<{ target: Target; stop: () => Promise<void> }> => {
   const apiKey = `testsk_${randomBytes(12).toString('hex')}`;
-  const emulator = new ProviderEmulator({ apiKey, manualAttemptEndsRetries: true });
+  const emulator = new SvixEmulator({ apiKey, manualAttemptEndsRetries: true });
   const baseUrl = await emulator.start();
   return {
     target: { kind: 'emulator', baseUrl, apiKey, retryScheduleMs: SANDBOX_RETRY_SCHEDULE_MS },

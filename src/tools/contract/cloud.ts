@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { EndpointOut, ListResponseMessageOut } from '../../svix/codecs';
 import { EVENT_TYPE_NAME } from '../../svix/eventType';
 import { THROTTLE_RATE } from '../../zap/endpoint';
-import { ProviderClient } from '../setup/client';
+import { SvixClient } from '../setup/client';
 import {
   attemptsOf,
   MANUAL,
@@ -34,8 +34,8 @@ export interface CloudQuestions {
   baseUrl: string;
   apiKey: string;
   /** Through the relay, with the account's key and with the integration key the set-up made. */
-  account: ProviderClient;
-  integration: ProviderClient;
+  account: SvixClient;
+  integration: SvixClient;
   appId: string;
   /** Sends one AUCTION_STATUS_CHANGE message with the account's key; its id. */
   emit: () => Promise<string>;
@@ -57,7 +57,7 @@ export const lagOf = async (read: () => Promise<boolean>): Promise<string> => {
 export const askCloud = async (ask: CloudQuestions): Promise<void> => {
   const { account, integration, appId, finding } = ask;
   const app = `/api/v1/app/${appId}`;
-  const status = (client: ProviderClient, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: object) =>
+  const status = (client: SvixClient, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: object) =>
     client
       .call({ method, path, ...(body ? { body } : {}), action: 'asking Svix Cloud', accept: ANY_STATUS })
       .then((answer) => answer.status);
@@ -171,7 +171,7 @@ export const askCloud = async (ask: CloudQuestions): Promise<void> => {
   await finding(
     `${CLOUD} recover of a message still being retried: its scheduled retries after the manual attempt`,
     async () => {
-      const direct = new ProviderClient({ baseUrl: ask.baseUrl, apiKey: ask.apiKey });
+      const direct = new SvixClient({ baseUrl: ask.baseUrl, apiKey: ask.apiKey });
       const made = await account.call({
         method: 'POST',
         path: `${app}/endpoint`,

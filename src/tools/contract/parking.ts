@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { EndpointOut } from '../../svix/codecs';
 import { EVENT_TYPE_NAME } from '../../svix/eventType';
 import { parkedUrlOf } from '../../zap/policy';
-import type { ProviderClient } from '../setup/client';
+import type { SvixClient } from '../setup/client';
 import { attemptsOf, MAX_WAIT_MS, retryWait, seconds, timeOf, UNSEEN, within, type Attempt } from './attempts';
 
 /**
@@ -18,9 +18,9 @@ const ANY_STATUS = [400, 401, 403, 404, 405, 409, 410, 413, 422, 429, 500, 501, 
 
 export interface ParkingQuestions {
   /** Through the relay: each answer's shape is checked. */
-  account: ProviderClient;
+  account: SvixClient;
   /** Svix itself, not through the relay: for looking again and again at the attempts (kept out of the table). */
-  direct: ProviderClient;
+  direct: SvixClient;
   appId: string;
   /** Sends one AUCTION_STATUS_CHANGE message with the account's key; its id. */
   emit: () => Promise<string>;

@@ -5,7 +5,7 @@ import { EndpointSecretOut, ListResponseEndpointOut, MessageOut } from '../../sv
 import { EVENT_TYPE_NAME } from '../../svix/eventType';
 import { AuctionService } from '../sandbox/auctions';
 import { PlatformStandIn, platformInvoker } from '../sandbox/platform';
-import { ProviderClient, ProviderFailure } from '../setup/client';
+import { SvixClient, SvixFailure } from '../setup/client';
 import { appUidFor, runSetup } from '../setup/setup';
 import { SubscribeData } from '../../models/inbound';
 import { RecordingRelay, type RecordedCall } from './proxy';
@@ -67,9 +67,9 @@ export interface Cleanup {
   appUid?: string;
   appId?: string;
   /** The run's client: its calls in flight are waited for. */
-  client?: ProviderClient;
+  client?: SvixClient;
   /** The target itself, not through the run's relay (which may be stopped by then): it deletes the app. */
-  remover?: ProviderClient;
+  remover?: SvixClient;
 }
 
 const SUBSCRIBE = 'triggers.auction_status_changed.operation.performSubscribe';
@@ -113,9 +113,9 @@ const delivery = (message: { id: string; payload: unknown }, secret: string) => 
   };
 };
 
-/** What a refusal said, in a case's words: the status and the provider's code, never a key. */
+/** What a refusal said, in a case's words: the status and Svix's code, never a key. */
 const refusal = (error: unknown): string => {
-  if (error instanceof ProviderFailure)
+  if (error instanceof SvixFailure)
     return error.failure.kind === 'auth' ? 'no (refused the key)' : `no (${error.message.slice(0, 80)})`;
   if (error instanceof Error) return `no (${error.message.slice(0, 120)})`;
   return 'no';
@@ -132,7 +132,7 @@ export const runContract = async (
   const platform = new PlatformStandIn();
   const serverUrl = await relay.start();
   await platform.start();
-  const account = new ProviderClient({ baseUrl: serverUrl, apiKey: target.apiKey });
+  const account = new SvixClient({ baseUrl: serverUrl, apiKey: target.apiKey });
   const invoke = platformInvoker({ app, platform, identity: { authId: 'contract', userId: 'contract' }, quiet: true });
   const cases: CaseResult[] = [];
   const findings: Record<string, string> = {};
@@ -159,7 +159,7 @@ export const runContract = async (
   try {
     const appName = `${CONTRACT_APP_PREFIX} ${new Date().toISOString()}`;
     let integrationKey = '';
-    const remover = new ProviderClient({ baseUrl: target.baseUrl, apiKey: target.apiKey });
+    const remover = new SvixClient({ baseUrl: target.baseUrl, apiKey: target.apiKey });
     Object.assign(cleanup, { appUid: appUidFor(appName), client: account, remover });
     await check("set-up: Consumer App, event type and Zapier's integration key", async () => {
       const setup = await runSetup({ client: account, appName, integrationKey: 'ensure' });
@@ -172,7 +172,7 @@ export const runContract = async (
     if (!appId) throw new Error('no Consumer App to work in');
     const app_ = appId;
     const auctions = new AuctionService(account, app_);
-    const messageById = async (client: ProviderClient, id: string) => {
+    const messageById = async (client: SvixClient, id: string) => {
       const answer = await client.call({
         method: 'GET',
         path: `/api/v1/app/${app_}/msg/${id}`,
@@ -192,7 +192,7 @@ export const runContract = async (
       ['integration key', integrationKey],
     ] as const) {
       const authData = { apiKey, appId: app_, serverUrl };
-      const client = new ProviderClient({ baseUrl: serverUrl, apiKey });
+      const client = new SvixClient({ baseUrl: serverUrl, apiKey });
       const targetUrl = `https://contract-check.invalid/hooks/standard/${randomBytes(6).toString('hex')}/`;
       await check(`${label}: connection test`, async () => {
         const result = await invoke('authentication.test', { authData });
@@ -287,7 +287,7 @@ export const runContract = async (
       baseUrl: target.baseUrl,
       apiKey: target.apiKey,
       account,
-      integration: new ProviderClient({ baseUrl: serverUrl, apiKey: integrationKey }),
+      integration: new SvixClient({ baseUrl: serverUrl, apiKey: integrationKey }),
       appId: app_,
       emit,
       finding,

@@ -3,7 +3,7 @@ import addFormats from 'ajv-formats';
 import schemas from './svix-schemas.json';
 
 /**
- * The provider's response schemas (svix-schemas.json, extracted from its API
+ * Svix's response schemas (svix-schemas.json, extracted from its API
  * contract by `npm run schemas:extract`) compiled with ajv: the contract suite
  * checks every answer against them, and the tests check the emulator's.
  */
@@ -32,7 +32,7 @@ export const schemaErrors = (name: SchemaName, value: unknown): string[] => {
     : (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? ''}`);
 };
 
-/** One answer of the provider, as a schema check needs it. */
+/** One answer of Svix, as a schema check needs it. */
 export interface Answer {
   method: string;
   path: string;

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { MessageOut } from '../../svix/codecs';
 import { EVENT_TYPE_NAME } from '../../svix/eventType';
-import type { ProviderClient } from '../setup/client';
+import type { SvixClient } from '../setup/client';
 
 /**
  * A stand-in for the auction service (§3 of the published interface): a few
  * auctioneers and their auctions; creating an auction emits
  * AUCTION_STATUS_CHANGE with its initial status, and every status change emits
- * the new status, through the provider into the Consumer App.
+ * the new status, through Svix into the Consumer App.
  *
  * The published interface does not list the status values; these are made up
  * for the sandbox only.
@@ -39,7 +39,7 @@ export class AuctionService {
   readonly emitted: Emitted[] = [];
 
   constructor(
-    private readonly client: ProviderClient,
+    private readonly client: SvixClient,
     private readonly appId: string,
     names: readonly string[] = ['Harbour Street Auctions', 'Northgate Fine Art', 'Millbrook Farm Sales'],
   ) {

@@ -1,8 +1,8 @@
 import app from '../../index';
-import { ProviderClient } from '../setup/client';
+import { SvixClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
 import { AuctionService } from './auctions';
-import { ProviderEmulator } from './emulator';
+import { SvixEmulator } from './emulator';
 import { HOOK_LIMIT, HookRunner } from './hookRunner';
 import { PlatformStandIn } from './platform';
 
@@ -46,7 +46,7 @@ export const runBurst = async (options: {
   retryScheduleMs?: readonly number[];
 }): Promise<BurstResult> => {
   const apiKey = 'testsk_burst';
-  const emulator = new ProviderEmulator({
+  const emulator = new SvixEmulator({
     apiKey,
     paceDeliveries: options.paced,
     concurrency: 64,
@@ -55,7 +55,7 @@ export const runBurst = async (options: {
   const platform = new PlatformStandIn();
   const baseUrl = await emulator.start();
   await platform.start();
-  const client = new ProviderClient({ baseUrl, apiKey });
+  const client = new SvixClient({ baseUrl, apiKey });
   const { appId } = await runSetup({ client, appName: 'Burst Auction House' });
   const runner = new HookRunner({
     app,

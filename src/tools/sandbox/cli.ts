@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import { commandLineAdvice, npmHint, optionsNpmTook, type Env } from '../cli/npmOptions';
 import { runCommand } from '../cli/runCommand';
-import { ProviderClient } from '../setup/client';
+import { SvixClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
 import { AuctionService } from './auctions';
 import { burstLine, runBurst } from './burst';
-import { ProviderEmulator } from './emulator';
+import { SvixEmulator } from './emulator';
 import { runStory, summaryLine } from './story';
 import { runZapLife, zapLifeLine } from './zapLifeStory';
 
@@ -25,7 +25,7 @@ const USAGE = `Usage:
                                     edit), then off, events sent, and on again catching up what it missed;
                                     each event runs once
   npm start -- --serve [--port P] [--api-key K]
-                                    run the provider emulator on 127.0.0.1:P (default ${SERVE_DEFAULTS.port}) until
+                                    run the Svix emulator on 127.0.0.1:P (default ${SERVE_DEFAULTS.port}) until
                                     stopped, with the sandbox's Consumer App and a few auction events in it,
                                     for zapier-platform invoke (key K, default ${SERVE_DEFAULTS.apiKey})
   npm start -- --burst N [--zaps Z] [--unpaced]
@@ -43,15 +43,15 @@ const positiveInteger = (text: string | undefined, fallback: number, max: number
 };
 
 /**
- * The provider emulator, with the sandbox's Consumer App set up as
+ * The Svix emulator, with the sandbox's Consumer App set up as
  * `npm run setup` does and a few auction events in its message log, until
  * stopped: what `zapier-platform invoke` (auth test, trigger) talks to.
  */
 const serve = async (port: number, apiKey: string, say: (line: string) => void): Promise<number> => {
-  const emulator = new ProviderEmulator({ apiKey, port, appIds: [SANDBOX_APP_ID] });
+  const emulator = new SvixEmulator({ apiKey, port, appIds: [SANDBOX_APP_ID] });
   const url = await emulator.start();
   say(`listening on ${url}`);
-  const client = new ProviderClient({ baseUrl: url, apiKey });
+  const client = new SvixClient({ baseUrl: url, apiKey });
   const { appId } = await runSetup({ client, appName: 'Sandbox Auction House' });
   const auctionService = new AuctionService(client, appId);
   for (let index = 0; index < 4; index += 1) await auctionService.emitNext(3);

@@ -3,9 +3,9 @@ import { newSecret } from './emulator/store';
 import type { Zap } from './hookRunner';
 
 /**
- * Deliveries that did not come from the provider now, for the story and the
+ * Deliveries that did not come from Svix now, for the story and the
  * soak. None may run a Zap with what it carries: each is refused, or (a real
- * message's id signed with a revoked secret) runs with the provider's own copy
+ * message's id signed with a revoked secret) runs with Svix's own copy
  * of that message at most once, never with the forged body.
  */
 
@@ -43,7 +43,7 @@ const FORGED_PAYLOAD = {
 /** Whether a delivery's body is a forgery's (every forgery carries the same made-up auction). */
 export const isForgedBody = (content: string): boolean => content.includes(`"${FORGED_PAYLOAD.auctionUuid}"`);
 
-/** A delivery that did not come from the provider now, in one of several shapes, under the message id given. */
+/** A delivery that did not come from Svix now, in one of several shapes, under the message id given. */
 export const forge = async (zap: Zap, kind: Forgery, id: string, material: ForgeryMaterial = {}): Promise<void> => {
   const body = JSON.stringify(FORGED_PAYLOAD);
   const now = Math.floor(Date.now() / 1000);

@@ -81,17 +81,18 @@ export interface HookRunnerOptions {
   /** Zapier's side of each invocation: z.cache and the log sink. */
   platform: PlatformStandIn;
   /**
-   * A transient failure for this delivery, to exercise the provider's retries:
+   * A transient failure for this delivery, to exercise Svix's retries:
    * `unavailable` answers 503 without running the Zap; `answer-lost` answers
-   * 500, as if Zapier's answer never reached the provider, and runs it anyway.
+   * 500, as if Zapier's answer never reached Svix, and runs it anyway.
    */
   fault?: (messageId: string | undefined) => 'unavailable' | 'answer-lost' | undefined;
   onRun?: (run: ZapRun) => void;
   maxBodyBytes?: number;
   /** At most this many performs run at once; later deliveries wait their turn, as in Zapier's queue. */
   concurrency?: number;
-  /** Asked for each delivery: true runs its perform in a fresh process of its own, as Zapier's runtime does. */
-  inBareProcess?: () => boolean;
+  /** Asked for each delivery (by its message id): true runs its perform in a fresh process of its own, as Zapier's
+   * runtime does. */
+  inBareProcess?: (messageId: string | undefined) => boolean;
   /** Told of each answer from a process of its own: the delivery's body, and the calls to Svix it made. */
   onBareAnswer?: (content: string, svixCalls: number) => void;
   /** Zapier's limits (see HOOK_LIMIT); false takes every delivery. */
@@ -152,7 +153,7 @@ const isItem = (value: unknown): value is AuctionStatusChangedItem =>
 
 /**
  * Which delivery's perform the code running now belongs to (its message id
- * and body): what a call it makes to the provider can be counted against, as
+ * and body): what a call it makes to Svix can be counted against, as
  * the soak counts the calls junk costs.
  */
 const performing = new AsyncLocalStorage<{ messageId: string | undefined; content: string }>();
@@ -293,8 +294,8 @@ export class HookRunner {
   }
 
   /**
-   * Zapier answers the provider as soon as a delivery arrives, then runs
-   * perform: whatever perform makes of it, the provider does not send it again.
+   * Zapier answers Svix as soon as a delivery arrives, then runs
+   * perform: whatever perform makes of it, Svix does not send it again.
    */
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const match = /^\/hooks\/standard\/([0-9a-f]+)\/?$/.exec(request.url ?? '');
@@ -397,7 +398,7 @@ export class HookRunner {
     const overlapped = (this.inFlight.get(key) ?? 0) > 0;
     this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
     const startedAt = Date.now();
-    const bare = this.options.inBareProcess?.() === true;
+    const bare = this.options.inBareProcess?.(messageId) === true;
     const base = { zap: zap.name, zapId: zap.id, messageId, startedAt, overlapped, bare };
     try {
       if (bare) {

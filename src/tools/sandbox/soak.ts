@@ -3,20 +3,18 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { ClientRequest } from 'node:http';
 import { parseArgs } from 'node:util';
 import { runCommand } from '../cli/runCommand';
-import app from '../../index';
-import { ProviderClient } from '../setup/client';
+import { createApp } from '../../index';
+import { Runtime } from '../../delivery/runtime';
+import { connectionScope } from '../../svix/connection';
+import { SvixClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
 import { Random } from '../sim/random';
 import { AuctionService } from './auctions';
-import { ProviderEmulator, type Fault, type FaultContext } from './emulator';
+import { SvixEmulator, type Fault, type FaultContext } from './emulator';
 import { newId, newSecret } from './emulator/store';
 import { FORGERIES, forge, isForgedBody, type Forgery } from './forgery';
 import { HookRunner, performingFor, type Edit, type ZapRun } from './hookRunner';
-import { claimScopeOf } from '../../models/inbound';
-import { isRight } from 'fp-ts/Either';
 import { claimKey } from '../../delivery/claim';
-import { historyKey } from '../../delivery/driver';
-import { History } from '../../delivery/history';
 import { PlatformStandIn, type CacheCall, type RpcFault } from './platform';
 
 /**
@@ -28,7 +26,7 @@ import { PlatformStandIn, type CacheCall, type RpcFault } from './platform';
  * failures at the endpoint, throttles and faults of the cache inside perform,
  * rotations of the endpoint's secret as soon as they are due (immediate and
  * with a grace period in turn) while deliveries signed with the old secret
- * still wait in Zapier's queue, and provider errors and time-outs while
+ * still wait in Zapier's queue, and Svix errors and time-outs while
  * perform reads the rotated secret. Everything stays on loopback, and the run
  * ends after the given number of events.
  *
@@ -46,6 +44,8 @@ export interface SoakOptions {
   failureRate?: number;
   /** Share of messages whose claim in z.cache meets a fault. */
   cacheFaultRate?: number;
+  /** Every other z.cache call on a key that is no claim is throttled. */
+  otherCacheFaults?: boolean;
   /**
    * Rotations of the endpoint's secret, spread evenly over the events and
    * made as soon as each is due: immediate and with a grace period in turn.
@@ -53,8 +53,6 @@ export interface SoakOptions {
   rotations?: number;
   /** Each the round trip time of the platform stand-in's cache, so overlapping deliveries really overlap. */
   cacheDelayMs?: number;
-  /** Every other read and write of the shared history of the endpoint's secrets is throttled. */
-  historyFaults?: boolean;
   /** How far Svix's signing clock is from this side's (negative: behind). */
   signingOffsetMs?: number;
   /** Junk deliveries sent at once right after each rotation (signed with no secret the endpoint had). */
@@ -83,7 +81,7 @@ export interface SoakResult {
   forgedAccepted: number;
   forged: number;
   forgedRefused: number;
-  /** Forgeries under a real message's id: they may run that message (its provider copy), never their own body. */
+  /** Forgeries under a real message's id: they may run that message (its Svix copy), never their own body. */
   forgedReplays: number;
   /** Forgeries signed with a secret revoked by a rotation (and seen replaced by the integration). */
   forgedWithRevoked: number;
@@ -92,7 +90,7 @@ export interface SoakResult {
   overlapping: number;
   duplicatesDropped: number;
   transientFailures: number;
-  providerRetries: number;
+  svixRetries: number;
   /** Attempts the hook runner did not answer within Svix's timeout (a busy machine): each is retried too. */
   endpointUnanswered: number;
   /** Attempts to a hook that served no Zap at that moment (the edit's): Svix retries those it scheduled. */
@@ -104,13 +102,14 @@ export interface SoakResult {
   /** The edit made half-way, if any: its order and whether the target URL stayed. */
   edit: string;
   secretReads: number;
-  /** Reads of a message's record at the provider, for deliveries the current secret did not sign. */
+  /** Reads of a message's record at Svix, for deliveries the current secret did not sign. */
   recordReads: number;
   secretReadFaults: number;
   /** Junk sent in bursts right after rotations, and the calls to Svix that performs of any junk made. */
   junkBurst: number;
   junkSvixCalls: number;
-  historyFaults: number;
+  /** z.cache calls on keys other than claims that were throttled (`--other-cache-faults`). */
+  otherCacheFaults: number;
   failedRuns: number;
   /** Performs run in processes of their own, and those that ended without answering (counted as lost). */
   bareRuns: number;
@@ -128,11 +127,11 @@ export const soakLine = (result: SoakResult): string =>
   `forged_accepted=${result.forgedAccepted} forged=${result.forged} forged_refused=${result.forgedRefused} ` +
   `forged_replays=${result.forgedReplays} forged_with_revoked=${result.forgedWithRevoked} ` +
   `redelivered=${result.redelivered} overlapping=${result.overlapping} ` +
-  `transient_failures=${result.transientFailures} provider_retries=${result.providerRetries} ` +
+  `transient_failures=${result.transientFailures} svix_retries=${result.svixRetries} ` +
   `endpoint_unanswered=${result.endpointUnanswered} not_served=${result.notServed} ` +
   `cache_faults=${result.cacheFaults} unclaimed=${result.unclaimed} rotations=${result.rotations} edit=${result.edit} ` +
   `secret_reads=${result.secretReads} secret_read_faults=${result.secretReadFaults} ` +
-  `record_reads=${result.recordReads} history_faults=${result.historyFaults} junk_burst=${result.junkBurst} ` +
+  `record_reads=${result.recordReads} other_cache_faults=${result.otherCacheFaults} junk_burst=${result.junkBurst} ` +
   `junk_svix_calls=${result.junkSvixCalls} svix_calls_per_junk=${perJunk(result)} failed_runs=${result.failedRuns} ` +
   `bare_runs=${result.bareRuns} silent_exits=${result.silentExits} ` +
   `peak_rss_mb=${result.peakRssMb} seconds=${result.seconds}`;
@@ -163,7 +162,7 @@ const chosen = (id: string, rate: number, salt: string): boolean =>
 /** The cache faults, in turn: a throttle (`null`, nothing stored), a 503 core retries, and a claim stored whose answer was lost. */
 const CACHE_FAULTS: readonly RpcFault['kind'][] = ['throttle', 'unavailable', 'store-then-unavailable'];
 
-/** The provider faults while perform reads a rotated secret, in turn: a 503 and a time-out, each followed by a retry. */
+/** Svix faults while perform reads a rotated secret, in turn: a 503 and a time-out, each followed by a retry. */
 const READ_FAULTS: readonly Fault[] = [
   { kind: 'reply', status: 503, body: '' },
   { kind: 'hang' },
@@ -197,7 +196,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   // the app's that fails to (src/index.ts never reaches this file: test/runtime/noUnref.test.ts).
   sampler.unref();
 
-  // For every rotation, one read of the secret after it meets a provider fault.
+  // For every rotation, one read of the secret after it meets a Svix fault.
   let secretReads = 0;
   let secretReadFaults = 0;
   /** Reads still to fault: each rotation adds one, so rotations close together fault reads in a row. */
@@ -218,7 +217,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   // Deliveries as fast as the emulator sends them, hundreds a second: beyond the 25 a second a Zap's endpoint is
   // paced at, and beyond Zapier's limit for one hook (which the stand-in then leaves off), so that the delivery path
   // meets backlogs, overlaps and busy windows of Svix's record.
-  const emulator = new ProviderEmulator({
+  const emulator = new SvixEmulator({
     apiKey,
     paceDeliveries: false,
     limits: { maxMessagesPerApp: Math.max(20_000, options.events + 100) },
@@ -234,11 +233,12 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   subscribe('http.client.request.start', countJunkCall);
   // Each claimed message meets at most one cache fault: core's client retries within the same call.
   const cacheFaulted = new Set<string>();
-  let historyCalls = 0;
-  let historyFaults = 0;
+  let otherCalls = 0;
+  let otherCacheFaults = 0;
   const cacheFault = (call: CacheCall): RpcFault | undefined => {
-    if (options.historyFaults && call.key.startsWith('history:') && (historyCalls += 1) % 2 === 0) {
-      historyFaults += 1;
+    // Every other call on a key that is no claim (Skip Outdated's record, the Zap's marks) throttled.
+    if (options.otherCacheFaults && !call.key.startsWith('seen:') && (otherCalls += 1) % 2 === 0) {
+      otherCacheFaults += 1;
       return { kind: 'throttle' };
     }
     if (call.method !== 'zcache_set' || !call.key.startsWith('seen:') || cacheFaulted.has(call.key)) return undefined;
@@ -250,24 +250,32 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   const platform = new PlatformStandIn({ delayMs: options.cacheDelayMs ?? 1, fault: cacheFault });
   const baseUrl = await emulator.start();
   await platform.start();
-  const client = new ProviderClient({ baseUrl, apiKey });
+  const client = new SvixClient({ baseUrl, apiKey });
   // Which messages fail once at the endpoint is decided from the message id, so
   // the choice is made before its first attempt arrives. Half fail before the
-  // Zap runs (503), half after Zapier took it (the answer is lost, so the provider retries).
+  // Zap runs (503), half after Zapier took it (the answer is lost, so Svix retries).
   const faulted = new Set<string>();
   const forgedIds = new Set<string>();
+  const revokedIds = new Set<string>();
   const replayedIds = new Set<string>();
   let transientFailures = 0;
+  const authData = {
+    ...{ apiKey, appId: (await runSetup({ client, appName: 'Soak Auction House' })).appId, serverUrl: baseUrl },
+  };
+  // The app with a runtime of its own, so that the soak can see what its process knows of the endpoint's secrets.
+  const runtime = new Runtime();
   const runner = new HookRunner({
-    app,
+    app: createApp(runtime),
     platform,
     hookLimit: false,
-    inBareProcess: () => bareChoice.chance(bareShare),
+    // A forgery signed with a revoked secret runs in this process, which has read the new one (knownRevoked): a fresh
+    // process trusts the subscribe's secret for up to 10 minutes (SECRET_TRUSTED_MS), as promised.
+    inBareProcess: (messageId) => !revokedIds.has(messageId ?? '') && bareChoice.chance(bareShare),
     // Calls made in a process of its own are counted there.
     onBareAnswer: (content, svixCalls) => void (isForgedBody(content) && (junkSvixCalls += svixCalls)),
-    authData: { apiKey, appId: (await runSetup({ client, appName: 'Soak Auction House' })).appId, serverUrl: baseUrl },
+    authData,
     fault: (messageId) => {
-      // Only the provider's own deliveries fail: a forgery must always reach perform.
+      // Only Svix's own deliveries fail: a forgery must always reach perform.
       if (!messageId || forgedIds.has(messageId) || faulted.has(messageId) || !chosen(messageId, failureRate, salt))
         return undefined;
       faulted.add(messageId);
@@ -291,15 +299,13 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     /** Secrets replaced by a rotation, newest first. */
     const replaced: string[] = [];
     /**
-     * The newest secret the integration has seen replaced (its shared history
-     * in z.cache says so), if any. Revocation is promised from that moment (a
-     * minute later in its other processes); before it, the old secret may
-     * still be the newest one the integration knows.
+     * The newest secret this process has seen replaced (it read the new one), if any. Revocation is promised from
+     * that moment in this process (in every process 10 minutes after the rotation); before it, the old secret may
+     * still be the newest one it knows.
      */
     const knownRevoked = (): string | undefined => {
-      const history = History.decode(platform.peek(runner.identity, historyKey(zap.subscribeData.id)));
-      const seenReplaced = new Set(isRight(history) ? history.right.old.map((seen) => seen.secret) : []);
-      return replaced.find((old) => seenReplaced.has(old));
+      const known = runtime.endpoints.peek(`${connectionScope(authData)}\u0000${zap.subscribeData.id}`);
+      return replaced.find((old) => known?.replaced.includes(old) === true);
     };
     /** Forgeries signed with a revoked secret wait until there is one; then they go, the oldest first. */
     const heldBack: Array<{ kind: Forgery; id: string }> = [];
@@ -310,6 +316,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       if (!revoked) return;
       for (const { kind, id } of heldBack.splice(0)) {
         forgedWithRevoked += 1;
+        revokedIds.add(id);
         await forge(zap, kind, id, { revokedSecret: revoked });
       }
     };
@@ -366,7 +373,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       }
       if ((index + 1) % 1_000 === 0) say(`soak: ${index + 1}/${options.events} events sent`);
     }
-    // Deliveries that failed at the endpoint come back on the provider's (compressed) schedule.
+    // Deliveries that failed at the endpoint come back on Svix's (compressed) schedule.
     // Forgeries still held back go once the integration has seen a rotation.
     for (let settled = 0; settled < 3; settled += 1) {
       await emulator.idle();
@@ -422,13 +429,12 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
         (run) => run.outcome === 'no-items' && run.messageId !== undefined && runsPerMessage.has(run.messageId),
       ).length,
       transientFailures,
-      providerRetries: stats.deliveries.retriesScheduled,
+      svixRetries: stats.deliveries.retriesScheduled,
       endpointUnanswered: stats.deliveries.unanswered,
       notServed: runner.notServedAnswers,
       cacheFaults: platform.calls.filter((call) => call.fault !== undefined).length,
-      unclaimed: ran.filter(
-        (id) => platform.peek(runner.identity, claimKey(claimScopeOf(zap.subscribeData), id)) === undefined,
-      ).length,
+      unclaimed: ran.filter((id) => platform.peek(runner.identity, claimKey(zap.subscribeData.zap, id)) === undefined)
+        .length,
       rotations: rotated,
       edit: edit ? `${edit.order}/${edit.sameUrl ? 'same-url' : 'new-url'}` : 'none',
       secretReads,
@@ -436,7 +442,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       recordReads,
       junkBurst,
       junkSvixCalls,
-      historyFaults,
+      otherCacheFaults,
       failedRuns: runner.runs.filter((run) => run.outcome === 'failed').length,
       bareRuns: runner.runs.filter((run) => run.bare).length,
       silentExits: runner.runs.filter((run) => run.outcome === 'silent').length,
@@ -454,7 +460,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
   }
 };
 
-const USAGE = `Usage: npm run soak [-- --events N] [--share S] [--rotations R] [--history-faults]
+const USAGE = `Usage: npm run soak [-- --events N] [--share S] [--rotations R] [--other-cache-faults]
                      [--svix-clock-behind SECONDS] [--junk-bursts N] [--bare S] [--seed N] [--json]
 
   --events N      auction events to send (default 10000, at most 100000)
@@ -462,8 +468,9 @@ const USAGE = `Usage: npm run soak [-- --events N] [--share S] [--rotations R] [
                   (default 0.01)
   --rotations R   rotations of the endpoint's secret, each made as soon as it is due,
                   immediate and with a 1-second grace period in turn (default 3, at most 15)
-  --history-faults
-                  throttle every other read and write of what processes share of the secrets
+  --other-cache-faults
+                  throttle every other z.cache call that is not a claim (Skip Outdated's record,
+                  the Zap's marks); --history-faults, its old name, does the same
   --svix-clock-behind SECONDS
                   Svix signs with a clock this many seconds behind this side's (at most 240)
   --junk-bursts N junk deliveries sent at once right after each rotation (at most 100)
@@ -485,6 +492,7 @@ export const main = async (argv: string[]): Promise<number> => {
     events?: string;
     share?: string;
     rotations?: string;
+    'other-cache-faults'?: boolean;
     'history-faults'?: boolean;
     'svix-clock-behind'?: string;
     'junk-bursts'?: string;
@@ -500,6 +508,7 @@ export const main = async (argv: string[]): Promise<number> => {
         events: { type: 'string' },
         share: { type: 'string' },
         rotations: { type: 'string' },
+        'other-cache-faults': { type: 'boolean' },
         'history-faults': { type: 'boolean' },
         'svix-clock-behind': { type: 'string' },
         'junk-bursts': { type: 'string' },
@@ -535,7 +544,7 @@ export const main = async (argv: string[]): Promise<number> => {
     failureRate: share,
     cacheFaultRate: share,
     rotations,
-    historyFaults: values['history-faults'] === true,
+    otherCacheFaults: values['other-cache-faults'] === true || values['history-faults'] === true,
     signingOffsetMs: -behind * 1000,
     junkBursts,
     bareShare: bare,

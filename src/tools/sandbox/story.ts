@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { inWords, SWEEP_PARKED_AFTER_MS } from '../../limits';
 import { auctionStatusChangedOutputFields } from '../../fields/auctionStatusChanged';
 import app from '../../index';
-import { ProviderClient } from '../setup/client';
+import { SvixClient } from '../setup/client';
 import { runSetup, type SetupResult } from '../setup/setup';
 import { EventTypeOut } from '../../svix/codecs';
 import { EVENT_TYPE_NAME } from '../../svix/eventType';
 import { errorDetails } from './errorDetails';
 import { AuctionService } from './auctions';
-import { ProviderEmulator } from './emulator';
+import { SvixEmulator } from './emulator';
 import { newId } from './emulator/store';
 import { forge } from './forgery';
 import { HookRunner, type ZapRun } from './hookRunner';
@@ -16,7 +16,7 @@ import { PlatformStandIn } from './platform';
 
 /**
  * `npm start`: the whole story on this machine, with no account and no network.
- * The provider emulator, the set-up, a Zap turned on through the trigger's
+ * The Svix emulator, the set-up, a Zap turned on through the trigger's
  * performSubscribe, auctions whose status changes travel as signed HTTP
  * deliveries into the trigger's perform, one forged delivery, one redelivery,
  * and the Zap turned off again.
@@ -70,7 +70,7 @@ export const summaryLine = (summary: StorySummary): string =>
 /** What a refused operation told the person, as Zapier shows it. */
 const messageOf = (error: unknown): string => errorDetails(error).message;
 
-const isArchived = async (client: ProviderClient): Promise<boolean> => {
+const isArchived = async (client: SvixClient): Promise<boolean> => {
   const read = await client.call({
     method: 'GET',
     path: `/api/v1/event-type/${EVENT_TYPE_NAME}`,
@@ -85,7 +85,7 @@ const isArchived = async (client: ProviderClient): Promise<boolean> => {
  * reads. The Zap connected with the API Access Key is turned on next, and its subscribe un-archives it.
  */
 const archivedFirst = async (
-  client: ProviderClient,
+  client: SvixClient,
   platform: PlatformStandIn,
   setup: SetupResult,
   baseUrl: string,
@@ -114,7 +114,7 @@ const archivedFirst = async (
 
 export const runStory = async ({ events, say, archived = false }: StoryOptions): Promise<StorySummary> => {
   const apiKey = `sk_sandbox_${randomBytes(12).toString('hex')}`;
-  const emulator = new ProviderEmulator({ apiKey });
+  const emulator = new SvixEmulator({ apiKey });
   const platform = new PlatformStandIn();
   const baseUrl = await emulator.start();
   const platformUrl = await platform.start();
@@ -125,7 +125,7 @@ export const runStory = async ({ events, say, archived = false }: StoryOptions):
   try {
     say(`[1/7] Svix emulator listening at ${baseUrl} (sandbox key, nothing leaves this machine).`);
 
-    const client = new ProviderClient({ baseUrl, apiKey });
+    const client = new SvixClient({ baseUrl, apiKey });
     say('[2/7] Set-up (what `npm run setup` does against Svix):');
     const setup = await runSetup({
       client,
@@ -221,12 +221,12 @@ export const runStory = async ({ events, say, archived = false }: StoryOptions):
       `[7/7] Turned the Zap off: its endpoint in Svix is parked (it points at parked.invalid, failing on purpose) and goes ${inWords(SWEEP_PARKED_AFTER_MS)} later, at the next thing the integration does there; endpoints Svix still delivers to Zapier: ${endpointsLeft}.`,
     );
 
-    const fromProvider = runner.runs.filter((run) => run.messageId !== forgedId);
+    const fromSvix = runner.runs.filter((run) => run.messageId !== forgedId);
     const ranIds = runner.runs.filter((run) => run.outcome === 'ran').map((run) => run.messageId);
     const wanted = auctionService.emitted.filter((event) => ZAP_STATUSES.includes(event.status));
     return {
       emitted: auctionService.emitted.length,
-      delivered: fromProvider.length,
+      delivered: fromSvix.length,
       zapRuns: ranIds.length,
       filtered: explanations.filter((why) => why === 'filtered').length,
       rejected: runner.runs.filter((run) => run.outcome === 'refused').length,

@@ -1,9 +1,9 @@
 import app from '../../index';
 import { EDIT_GRACE_MS, inWords, SWEEP_PARKED_AFTER_MS } from '../../limits';
-import { ProviderClient } from '../setup/client';
+import { SvixClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
 import { AuctionService } from './auctions';
-import { ProviderEmulator } from './emulator';
+import { SvixEmulator } from './emulator';
 import { HookRunner, type Edit, type Zap } from './hookRunner';
 import { PlatformStandIn } from './platform';
 
@@ -40,11 +40,11 @@ const EDITS: Array<{ edit: Omit<Edit, 'between'>; words: string }> = [
 
 export const runZapLife = async (say: (line: string) => void): Promise<ZapLifeSummary> => {
   const apiKey = 'testsk_zaplife';
-  const emulator = new ProviderEmulator({ apiKey });
+  const emulator = new SvixEmulator({ apiKey });
   const platform = new PlatformStandIn();
   const baseUrl = await emulator.start();
   await platform.start();
-  const client = new ProviderClient({ baseUrl, apiKey });
+  const client = new SvixClient({ baseUrl, apiKey });
   const { appId } = await runSetup({ client, appName: 'Zap Life Auction House' });
   const authData = { apiKey, appId, serverUrl: baseUrl };
   const runner = new HookRunner({ app, platform, authData, serveLagMs: SERVE_LAG_MS });

@@ -4,7 +4,7 @@ import { commandLineAdvice, npmHint, optionsNpmTook } from '../cli/npmOptions';
 import { runCommand } from '../cli/runCommand';
 import { isAppId, isIntegrationKey } from '../../svix/ids';
 import { serverUrlFor } from '../../svix/serverUrl';
-import { ProviderClient, ProviderFailure } from './client';
+import { SvixClient, SvixFailure } from './client';
 import { API_KEY_LABEL } from '../../authentication';
 import type { IntegrationKeyOutcome } from './integrationKey';
 import { AppNotChosen, DEFAULT_APP_NAME, runSetup } from './setup';
@@ -147,7 +147,7 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
   const integrationKey = values['rotate-integration-key'] ? 'rotate' : values['integration-key'] ? 'ensure' : undefined;
   try {
     const result = await runSetup({
-      client: new ProviderClient({ baseUrl: server.url, apiKey }),
+      client: new SvixClient({ baseUrl: server.url, apiKey }),
       ...(values['app-name'] ? { appName: values['app-name'] } : {}),
       ...(appId ? { appId } : {}),
       ...(values['endpoint-url'] ? { endpointUrl: values['endpoint-url'] } : {}),
@@ -176,7 +176,7 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
       io.err(appNotChosenLines(error).join('\n'));
       return 2;
     }
-    if (error instanceof ProviderFailure) {
+    if (error instanceof SvixFailure) {
       // Worded for the terminal (see Reader in svix/failures.ts).
       io.err(`Set-up stopped: ${error.message}`);
       // What Svix answered (its status, a header, the host), for whoever maintains the integration.

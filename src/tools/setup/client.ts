@@ -5,16 +5,16 @@ import { describeUnexpectedShape, describeUnreachable, judgeAnswer, type Failure
 import { type Failure } from '../../zapier/io';
 
 /**
- * A small provider client for the command-line tools (set-up and sandbox),
+ * A small Svix client for the command-line tools (set-up and sandbox),
  * on Node's own fetch. The Zapier app never imports it: it talks to the
- * provider through z.request. Errors reuse the app's plain-English messages,
+ * Svix through z.request. Errors reuse the app's plain-English messages,
  * worded for a person at the terminal.
  */
 
-export class ProviderFailure extends Error {
+export class SvixFailure extends Error {
   constructor(readonly failure: Failure) {
     super(failure.message);
-    this.name = 'ProviderFailure';
+    this.name = 'SvixFailure';
   }
 }
 
@@ -38,7 +38,7 @@ export interface Answer {
   body: unknown;
 }
 
-export class ProviderClient {
+export class SvixClient {
   private readonly inFlight = new Set<Promise<Answer>>();
   private drained = false;
 
@@ -65,7 +65,7 @@ export class ProviderClient {
         status: 499,
         message: `Stopped before ${call.action}.`,
       };
-      return Promise.reject(new ProviderFailure(failure));
+      return Promise.reject(new SvixFailure(failure));
     }
     const made = this.send(call);
     this.inFlight.add(made);
@@ -95,7 +95,7 @@ export class ProviderClient {
     } catch (cause) {
       const reason =
         cause instanceof Error && cause.name === 'TimeoutError' ? { type: 'request-timeout' } : causeOf(cause);
-      throw new ProviderFailure(describeUnreachable(call.action, url.origin, reason, 'setup'));
+      throw new SvixFailure(describeUnreachable(call.action, url.origin, reason, 'setup'));
     }
     const answer = judgeAnswer(
       response.status,
@@ -103,14 +103,14 @@ export class ProviderClient {
       { ...call, reader: 'setup' },
       response.headers.get('retry-after'),
     );
-    if (!answer.ok) throw new ProviderFailure(answer.failure);
+    if (!answer.ok) throw new SvixFailure(answer.failure);
     return { status: response.status, body: answer.body };
   }
 
   decode<A>(codec: t.Decoder<unknown, A>, body: unknown, action: string): A {
     const decoded = codec.decode(body);
     if (isRight(decoded)) return decoded.right;
-    throw new ProviderFailure(describeUnexpectedShape(action, describeDecodeErrors(decoded.left), 'setup'));
+    throw new SvixFailure(describeUnexpectedShape(action, describeDecodeErrors(decoded.left), 'setup'));
   }
 }
 

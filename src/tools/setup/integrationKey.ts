@@ -1,11 +1,11 @@
 import { IntegrationKeyOut, IntegrationOut, ListResponseIntegrationOut } from '../../svix/codecs';
-import type { ProviderClient } from './client';
+import type { SvixClient } from './client';
 
 /**
  * The key Zapier connects with: an integration key of the Consumer App
  * (`integsk_…`), which works inside that app only, so it can be revoked or
  * replaced without touching the account's API Access Keys, nor the one the
- * auction service holds. The provider shows a key once, when it is made: a
+ * auction service holds. Svix shows a key once, when it is made: a
  * second run keeps the key that works, and says how to get a new one.
  */
 
@@ -17,7 +17,7 @@ export type IntegrationKeyOutcome =
   | { kind: 'created'; integrationId: string; key: string }
   /** It existed: its key was replaced, and the old one no longer works. */
   | { kind: 'rotated'; integrationId: string; key: string }
-  /** It existed and keeps its key, which the provider cannot show again. */
+  /** It existed and keeps its key, which Svix cannot show again. */
   | { kind: 'kept'; integrationId: string };
 
 const appPath = (appId: string) => `/api/v1/app/${encodeURIComponent(appId)}/integration`;
@@ -25,7 +25,7 @@ const appPath = (appId: string) => `/api/v1/app/${encodeURIComponent(appId)}/int
 /** At most this many pages of integrations are read (250 each). */
 const MAX_PAGES = 20;
 
-const findIntegration = async (client: ProviderClient, appId: string): Promise<IntegrationOut | undefined> => {
+const findIntegration = async (client: SvixClient, appId: string): Promise<IntegrationOut | undefined> => {
   const action = "reading your Consumer App's integrations";
   let iterator: string | undefined;
   for (let page = 0; page < MAX_PAGES; page += 1) {
@@ -43,7 +43,7 @@ const findIntegration = async (client: ProviderClient, appId: string): Promise<I
   return undefined;
 };
 
-const rotateKey = async (client: ProviderClient, appId: string, integrationId: string): Promise<string> => {
+const rotateKey = async (client: SvixClient, appId: string, integrationId: string): Promise<string> => {
   const action = 'making the integration key for Zapier';
   const answer = await client.call({
     method: 'POST',
@@ -54,7 +54,7 @@ const rotateKey = async (client: ProviderClient, appId: string, integrationId: s
 };
 
 export const ensureIntegrationKey = async (
-  client: ProviderClient,
+  client: SvixClient,
   appId: string,
   options: { rotate: boolean },
 ): Promise<IntegrationKeyOutcome> => {
@@ -71,6 +71,6 @@ export const ensureIntegrationKey = async (
     action,
   });
   const integration = client.decode(IntegrationOut, created.body, action);
-  // The provider shows a key only when it is made: this one is the first Zapier sees.
+  // Svix shows a key only when it is made: this one is the first Zapier sees.
   return { kind: 'created', integrationId: integration.id, key: await rotateKey(client, appId, integration.id) };
 };

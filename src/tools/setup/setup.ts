@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { ApplicationOut, EndpointOut, ListResponseApplicationOut } from '../../svix/codecs';
 import { EVENT_TYPE_NAME, ensureEventType } from '../../svix/eventType';
 import { endpointUid } from '../../svix/ids';
-import { ProviderClient, ProviderFailure } from './client';
+import { SvixClient, SvixFailure } from './client';
 import { ensureIntegrationKey, type IntegrationKeyOutcome } from './integrationKey';
 
 /**
@@ -16,7 +16,7 @@ import { ensureIntegrationKey, type IntegrationKeyOutcome } from './integrationK
 export const DEFAULT_APP_NAME = 'Auction Status Webhooks';
 
 export interface SetupOptions {
-  client: ProviderClient;
+  client: SvixClient;
   /** Find the Consumer App of this name, or make it: the only way to make one beside others. */
   appName?: string;
   /** A Consumer App made already (in Svix's dashboard): used as it is, instead of one the set-up makes. */
@@ -68,7 +68,7 @@ export interface SetupResult {
   integrationKey?: IntegrationKeyOutcome;
 }
 
-/** A provider uid from a name: the same name always finds the same Consumer App. */
+/** A Svix uid from a name: the same name always finds the same Consumer App. */
 export const appUidFor = (name: string): string => {
   const slug = name
     .normalize('NFKD')
@@ -79,7 +79,7 @@ export const appUidFor = (name: string): string => {
   return slug === '' ? `app-${createHash('sha256').update(name).digest('hex').slice(0, 16)}` : slug;
 };
 
-const readApp = async (client: ProviderClient, appId: string): Promise<ApplicationOut> => {
+const readApp = async (client: SvixClient, appId: string): Promise<ApplicationOut> => {
   const action = 'reading your Consumer App';
   const answer = await client.call({
     method: 'GET',
@@ -93,13 +93,13 @@ const readApp = async (client: ProviderClient, appId: string): Promise<Applicati
 /** One page of the environment's Consumer Apps: an auction house's environment holds a few. */
 const APP_PAGE = 250;
 
-const listApps = async (client: ProviderClient) => {
+const listApps = async (client: SvixClient) => {
   const action = 'listing your Consumer Apps';
   const answer = await client.call({ method: 'GET', path: '/api/v1/app', query: { limit: String(APP_PAGE) }, action });
   return client.decode(ListResponseApplicationOut, answer.body, action);
 };
 
-const ensureApp = async (client: ProviderClient, name: string) => {
+const ensureApp = async (client: SvixClient, name: string) => {
   const action = 'creating your Consumer App';
   const answer = await client.call({
     method: 'POST',
@@ -112,13 +112,13 @@ const ensureApp = async (client: ProviderClient, name: string) => {
 };
 
 /** The set-up registers the event type, and brings its schema back to the published one. */
-const registerEventType = async (client: ProviderClient): Promise<SetupResult['eventType']> => {
+const registerEventType = async (client: SvixClient): Promise<SetupResult['eventType']> => {
   const state = await ensureEventType(client, { updateSchema: true });
   // A key that may not manage event types cannot do the set-up's job: say which key can.
   if (state === 'not-permitted' || state === 'archived-not-permitted') {
-    throw new ProviderFailure({
+    throw new SvixFailure({
       kind: 'error',
-      code: 'ProviderForbidden',
+      code: 'SvixForbidden',
       status: 403,
       message: `Run the set-up with an API Access Key from the API Access page of the environment that holds the Consumer App: this key may not register the ${EVENT_TYPE_NAME} event type.`,
       log: 'Svix answered 403 while registering the event type.',
@@ -128,7 +128,7 @@ const registerEventType = async (client: ProviderClient): Promise<SetupResult['e
   return state === 'unarchived' ? 'updated' : state;
 };
 
-const ensureEndpoint = async (client: ProviderClient, appId: string, url: string) => {
+const ensureEndpoint = async (client: SvixClient, appId: string, url: string) => {
   const action = 'adding your endpoint';
   const uid = endpointUid('setup', url);
   const created = await client.call({
@@ -158,7 +158,7 @@ const ensureEndpoint = async (client: ProviderClient, appId: string, url: string
  * unasked would leave the auction service sending to the first, and every Zap on the new one waiting for nothing.
  */
 const chooseApp = async (
-  client: ProviderClient,
+  client: SvixClient,
   options: Pick<SetupOptions, 'appId' | 'appName'>,
 ): Promise<{ app: ApplicationOut; created: boolean; choice: AppChoice }> => {
   if (options.appId) return { app: await readApp(client, options.appId), created: false, choice: 'given' };

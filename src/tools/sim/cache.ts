@@ -18,20 +18,15 @@ export type CacheCall = { method: Method; key: string; start: number; end: numbe
 
 export class SimCache {
   private readonly entries = new Map<string, { json: string; expiresAt: number }>();
-  /** Calls on the shared history of secrets so far: with history faults, every other one is throttled. */
-  private historyCalls = 0;
   constructor(
     private readonly scheduler: Scheduler,
     private readonly random: Random,
     readonly options: {
       reading: 'zapier' | 'redis';
       share: number;
-      historyFaults: boolean;
       slowMs: number;
       /** What a throttled set answers. */
       throttledSet: false | null;
-      /** Told of every write stored, when it is stored (the judge times the sharing of secrets by it). */
-      stored?: (key: string, json: string) => void;
     },
   ) {}
   get(key: string, log: CacheCall[]): Promise<unknown> {
@@ -52,7 +47,6 @@ export class SimCache {
   private store(key: string, json: string, ttlSeconds: number, onlyIfAbsent: boolean): boolean | null {
     if (onlyIfAbsent && this.live(key)) return this.options.reading === 'zapier' ? false : null;
     this.entries.set(key, { json, expiresAt: this.scheduler.now + ttlSeconds * 1000 });
-    this.options.stored?.(key, json);
     return true;
   }
   /** What the store holds for a key now, read by the judge (no round trip, no fault). */
@@ -68,8 +62,7 @@ export class SimCache {
     const { scheduler, random, options } = this;
     const slow = options.slowMs > 0 && random.chance(0.5);
     const latency = slow ? 12 + (options.slowMs - 12) * random.between() ** 2 : random.between(1, 12);
-    const throttled = options.historyFaults && key.startsWith('history:') && (this.historyCalls += 1) % 2 === 0;
-    const fault = throttled ? 'throttle' : random.chance(options.share) ? random.pick(FAULTS[method]) : undefined;
+    const fault = random.chance(options.share) ? random.pick(FAULTS[method]) : undefined;
     const call: CacheCall = { method, key, start: scheduler.now, end: scheduler.now, fault };
     log.push(call);
     await scheduler.sleep(latency / 2);

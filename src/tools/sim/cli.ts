@@ -4,22 +4,21 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { isRight } from 'fp-ts/Either';
 import { runCommand } from '../cli/runCommand';
 import { Outcome } from './vocabulary';
-import { changed, failed, FIELDS, outcomeLine, RULE_KEYS, SETTINGS, type Setting } from './settings';
+import { changed, failed, FIELDS, outcomeLine, SETTINGS, type Setting } from './settings';
 import { simulate } from './world';
 
 /** `npm run simulate`: the delivery path in a seeded, deterministic simulation (see world.ts). */
 const USAGE = `Usage: npm run simulate -- [--seed N | --seeds FROM-TO] [--setting NAME|all] [--set KEY=VALUE]...
-                         [--rule KEY=VALUE]... [--workers N] [--quiet]
+                         [--workers N] [--quiet]
 One seed prints its line and a trace of each failure (default setting: base). A sweep of seeds (default 1-100, every
 setting) prints each setting's worst, and the line of each failing seed with its replay; --quiet, only the first 3.
   --setting: ${SETTINGS.map((setting) => setting.name).join(', ')}
   --set, a field of the setting: ${Object.keys(FIELDS).join(', ')}
-  --rule, a rule of the delivery machine (an ablation): ${RULE_KEYS.join(', ')}
   --workers: the processes a sweep is shared among (1 to 16, default 2)`;
 
 const OPTIONS = {
   ...{ seed: { type: 'string' }, seeds: { type: 'string' }, setting: { type: 'string' }, workers: { type: 'string' } },
-  ...{ set: { type: 'string', multiple: true }, rule: { type: 'string', multiple: true } },
+  ...{ set: { type: 'string', multiple: true } },
   ...{ quiet: { type: 'boolean' }, worker: { type: 'boolean' } },
 } as const satisfies ParseArgsConfig['options'];
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
@@ -37,7 +36,7 @@ const planOf = (values: Values) => {
   const workers = whole(values.workers ?? '2', 16);
   const name = values.setting ?? (values.seed === undefined ? 'all' : 'base');
   const named = SETTINGS.filter((setting) => name === 'all' || setting.name === name);
-  const settings = named.map((setting) => changed(setting, values.set ?? [], values.rule ?? []));
+  const settings = named.map((setting) => changed(setting, values.set ?? []));
   if (values.seed !== undefined && seed === undefined) return '--seed must be a whole number.';
   if (seed === undefined && !(first && range.from <= range.to)) return '--seeds must be FROM-TO, such as 1-1000.';
   if (!workers) return '--workers must be from 1 to 16.';

@@ -1,13 +1,12 @@
-import { CALL_MS, RULES } from '../../delivery/machine';
-import { historyKey } from '../../delivery/driver';
-import { EDIT_GRACE_MS, PACE_PER_SECOND, PROMISES } from '../../limits';
-import { LIMITS, type Runtime } from '../../delivery/runtime';
+import { DELIVERY_CALL_MS, EDIT_GRACE_MS, ENDPOINTS_KEPT, JUNK_ALLOWANCE, PACE_PER_SECOND } from '../../limits';
+import { SECRET_TRUSTED_MS } from '../../limits';
+import type { Runtime } from '../../delivery/runtime';
 import { requestSettings } from '../../zapier/io';
 import type { CacheCall, SimCache } from './cache';
 import type { Scheduler } from './scheduler';
 import type { Setting } from './settings';
 import type { SecretSpell, SimMessage, SimSvix, SvixCall } from './svix';
-import { PERFORM_LIMIT_MS, PROCESS_SKEW, REVOKED_WITHIN, RETRY_WITHIN_MS, T0, Outcome } from './vocabulary';
+import { PERFORM_LIMIT_MS, PROCESS_SKEW, RETRY_WITHIN_MS, T0, Outcome } from './vocabulary';
 import type { PerformRecord, Process, SimDelivery } from './vocabulary';
 import type { SimZaps } from './zaps';
 
@@ -211,7 +210,7 @@ const zapLifeProblems = ({ svix, zaps, paceChecked }: Judged): string[] => {
   return problems;
 };
 
-/** Svix calls made by performs of junk, per life of a process and endpoint, past the allowance the rules state. Any
+/** Svix calls made by performs of junk, per life of a process and endpoint, past the allowance the limits state. Any
  * call of that life and endpoint that Svix failed may be made again by junk, outside the allowance. */
 const junkPastBound = (run: Judged, trace: (title: string, focus: PerformRecord[]) => void): number => {
   const groups = new Map<string, PerformRecord[]>();
@@ -220,36 +219,24 @@ const junkPastBound = (run: Judged, trace: (title: string, focus: PerformRecord[
   for (const [where, group] of groups) {
     const junk = group.filter((perform) => isJunk(perform.delivery)).flatMap((perform) => perform.calls);
     const failed = group.flatMap((perform) => perform.calls).filter((call) => !call.ok);
-    const { reads, listings } = RULES;
-    const past =
-      overBound(startsOf(junk, 'read'), reads.burst, reads.everyMs, startsOf(failed, 'read')) +
-      overBound(startsOf(junk, 'listing'), listings.burst, listings.everyMs, startsOf(failed, 'listing', 'page'));
+    const { burst, everyMs } = JUNK_ALLOWANCE;
+    const past = overBound(startsOf(junk, 'read', 'message'), burst, everyMs, startsOf(failed, 'read', 'message'));
     if (past > 0) trace(`junk past the allowance (process.life.endpoint ${where}): ${past}`, group.slice(0, 4));
     over += past;
   }
   return over;
 };
 
-/** What a runtime keeps once every delivery has ended: at most its endpoints, and allowances let go no more than
- * that, no window without a page, and of the record its budget plus the window read last (40 full pages). */
-export const withinMemory = (runtime: Runtime): boolean => {
-  const held = runtime.held();
-  const lastWindow = RULES.maxPages * 250 * 2_048;
-  return (
-    held.endpoints <= LIMITS.endpoints &&
-    held.spent <= LIMITS.endpoints &&
-    held.emptyWindows === 0 &&
-    held.recordBytes <= LIMITS.recordBytes + lastWindow
-  );
-};
+/** What a runtime keeps once every delivery has ended: at most ENDPOINTS_KEPT endpoints. */
+export const withinMemory = (runtime: Runtime): boolean => runtime.endpoints.size <= ENDPOINTS_KEPT;
 
 /** A call on a message's claim, answered within its delivery's time. */
 const claimCall = ({ start }: PerformRecord, call: CacheCall) =>
   call.key.startsWith('seen:') && call.end <= start + requestSettings.operationBudgetMs;
-/** A claim z.cache left unsettled in its time: tried (its probe of nx counts), and no set that stored it, nor a read
- * of its holder, answered in time (a set answering `false` settles nothing: Zapier may answer a throttle so). */
+/** A claim z.cache left unsettled in its time: tried, and no set that stored it, nor a read of its holder, answered
+ * in time (a set answering `false` settles nothing: Zapier may answer a throttle so). */
 const claimUnsettled = (perform: PerformRecord) => {
-  const calls = perform.cacheCalls.filter((call) => /^(seen|nx-probe):/.test(call.key));
+  const calls = perform.cacheCalls.filter((call) => call.key.startsWith('seen:'));
   const settles = (call: CacheCall) =>
     claimCall(perform, call) && (call.method === 'set' ? call.answer === true : typeof call.answer === 'string');
   return calls.length > 0 && !calls.some(settles);
@@ -282,48 +269,37 @@ export const overBound = (times: readonly number[], burst: number, refillMs: num
 
 /**
  * The promise on revoked secrets, for a perform that ran on its delivered body (Svix's copy carries a mark the
- * delivered body lacks), every secret that signed it replaced: broken when its own process had learnt of a newer one
- * before it began (below), or it ended over a minute into z.cache holding a shared history naming a newer one
- * (unbroken since: a write that timed out may land late, over it), or over 10 minutes (RULES.freshForMs) after it was
- * replaced, whatever any process saw. Times are the world's: Svix keeps its rotations in its database, whatever its
- * clock does.
+ * delivered body lacks), every secret that signed it replaced and no longer signing: broken when its own process had
+ * learnt of a newer one before it began (below), or it ended over 10 minutes (SECRET_TRUSTED_MS) after the rotation,
+ * whatever any process saw. Times are the world's: Svix keeps its rotations in its database, whatever its clock does.
  */
 const revocationBroken = (run: Judged, perform: PerformRecord): string | undefined => {
-  const { svix } = run;
   const signers = perform.delivery.signedBy;
   if (perform.items.some((item) => item.copy === 'record') || signers.length === 0) return undefined;
   const decidedAt = perform.end;
   if (signers.some((spell) => spell.replacedAt === undefined || spell.replacedAt > decidedAt)) return undefined;
   const newest = signers.reduce((a, b) => ((a.replacedAt ?? 0) > (b.replacedAt ?? 0) ? a : b));
   if ((newest.signsUntil ?? 0) > decidedAt) return undefined;
-  const shared = svix.newerHeldSince(newest, decidedAt);
   const replacedAt = newest.replacedAt ?? 0;
   const ran = `ran on a body signed with ${newest.label} of endpoint ${newest.endpoint}`;
   const learnt = learntNewerAt(run, perform, newest);
   if (perform.start > learnt.at)
     return `${ran}, replaced, ${seconds(perform.start - learnt.at)} s after its own process ${learnt.how} a newer secret`;
-  if (decidedAt > shared + REVOKED_WITHIN)
-    return `${ran}, replaced, ${seconds(decidedAt - shared)} s into z.cache holding a newer secret`;
-  if (decidedAt > replacedAt + PROMISES.replacedRunsAtMostMs + 2 * PROCESS_SKEW)
+  if (decidedAt > replacedAt + SECRET_TRUSTED_MS + 2 * PROCESS_SKEW)
     return `${ran}, ${seconds(decidedAt - replacedAt)} s after it was replaced`;
   return undefined;
 };
 
 /** When the perform's own process (this life of it) first learnt that `spell` was replaced: a read of Svix showed a
- * newer secret, a look at the shared history named one, or Svix's record confirmed a genuine delivery signed by newer
- * secrets alone. */
+ * newer secret, or Svix confirmed a genuine delivery signed by newer secrets alone. */
 const learntNewerAt = ({ svix, performs }: Judged, { process, life }: PerformRecord, spell: SecretSpell) => {
-  const { secrets, id } = svix.endpoint(spell.endpoint);
+  const { secrets } = svix.endpoint(spell.endpoint);
   const later = secrets.slice(secrets.indexOf(spell) + 1);
   const newer = (other: SecretSpell) => later.includes(other);
-  // A look at the shared history that named a newer secret (what a write answered names nothing), answered while the
-  // delivery still waited for it: it gives up on a z.cache call after RULES.cacheCallMs, or at its deadline.
-  const key = historyKey(id);
-  const heard = (p: PerformRecord, call: CacheCall) =>
-    call.end <= Math.min(call.start + RULES.cacheCallMs, p.start + requestSettings.operationBudgetMs);
-  const names = (answer: unknown) => later.some((other) => (JSON.stringify(answer) ?? '').includes(other.key));
   let learnt = { at: Infinity, how: '' };
-  const learns = (at: number, how: string) => void (at < learnt.at && (learnt = { at, how }));
+  const learns = (at: number, how: string) => {
+    if (at < learnt.at) learnt = { at, how };
+  };
   for (const p of performs) {
     if (p.process !== process || p.life !== life) continue;
     const { kind, signedBy } = p.delivery;
@@ -331,8 +307,6 @@ const learntNewerAt = ({ svix, performs }: Judged, { process, life }: PerformRec
     if (kind === 'genuine' && confirmed && signedBy.length > 0 && signedBy.every(newer))
       learns(p.end, 'confirmed a delivery signed by');
     for (const call of p.calls) if (call.kind === 'read' && call.showed && newer(call.showed)) learns(call.end, 'read');
-    for (const call of p.cacheCalls)
-      if (call.key === key && heard(p, call) && names(call.answer)) learns(call.end, 'looked at');
   }
   return learnt;
 };
@@ -350,19 +324,19 @@ const svixNeverAnswered = ({ performs }: Judged, { process, life, delivery, star
 
 /**
  * A genuine delivery that ended in an error, signed by secrets no process had read by then, while its process's junk
- * for its endpoint made a listing in every slot of the allowance in which one could still have begun for it: the
- * limit "behind junk taking every allowed call" (docs/guarantees.md). Its error names the message to resend.
+ * for its endpoint made a call in every slot of the allowance in which one could still have begun for it: the limit
+ * "behind junk taking every allowed call" (docs/guarantees.md). Its error names the message to resend.
  */
 const starvedByJunk = ({ performs }: Judged, { process, life, delivery, start, end, outcome }: PerformRecord) => {
   if (outcome !== 'failed' || delivery.signedBy.some((spell) => spell.readAt !== undefined && spell.readAt <= end))
     return false;
-  const last = start + requestSettings.operationBudgetMs - CALL_MS;
-  const listings = performs
+  const last = start + requestSettings.operationBudgetMs - DELIVERY_CALL_MS;
+  const taken = performs
     .filter((p) => p.process === process && p.life === life && p.delivery.endpoint === delivery.endpoint)
     .filter((p) => isJunk(p.delivery))
     .flatMap((p) => p.calls)
-    .filter((call) => call.kind === 'listing' && call.start >= start && call.start <= last);
-  return listings.length >= (last - start) / RULES.listings.everyMs;
+    .filter((call) => call.kind !== 'endpoints' && call.start >= start && call.start <= last);
+  return taken.length >= (last - start) / JUNK_ALLOWANCE.everyMs;
 };
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(3);
@@ -376,13 +350,11 @@ const traceOf = (run: Judged, title: string, message: SimMessage | undefined, fo
   const lines = [`FAIL ${title}${made}; the cache answers as ${cache.options.reading}'s does`];
   for (const index of new Set(focus.map(({ delivery }) => delivery.endpoint))) {
     const { secrets } = svix.endpoint(index);
-    const spells = secrets.map(({ label, from, readAt, held = [] }, k) => {
+    const spells = secrets.map(({ label, from, readAt }, k) => {
       const { replacedAt = 0, signsUntil = 0 } = secrets[k - 1] ?? {};
       const grace = Math.round((signsUntil - replacedAt) / 1000);
       const rotated = k ? ` at ${at(from)}${grace ? ` (grace ${grace}s)` : ''}` : '';
-      const spans = held.map((span) => `${at(span.from)}–${span.until === undefined ? '' : at(span.until)}`);
-      const shared = spans.length > 0 ? `, held in z.cache ${spans.join(', ')}` : '';
-      return `${label}${rotated}${readAt ? `, first read ${at(readAt)}` : ''}${shared}`;
+      return `${label}${rotated}${readAt ? `, first read ${at(readAt)}` : ''}`;
     });
     lines.push(`  endpoint ${index}'s secrets: ${spells.join('; ')}`);
   }

@@ -1,7 +1,6 @@
-import { RULES, type Rules } from '../../delivery/machine';
 import type { Outcome } from './vocabulary';
 
-/** What `--set` or `--rule` takes: a number within bounds (whole, unless `whole` is false), or one of some words. */
+/** What `--set` takes: a number within bounds (whole, unless `whole` is false), or one of some words. */
 type Taken<T> = { read: (text: string) => T | undefined; says: string };
 const number = (min: number, max: number, whole = true): Taken<number> => ({
   read: (text) =>
@@ -20,9 +19,8 @@ export const FIELDS = {
   share: number(0, 0.2, false), // of events redelivered, forged, failed once, queued for long; of calls faulted
   rotations: number(0, 15),
   grace: oneOf('immediate', 'grace', 'both'), // the old secret stops at once, signs for a while, or each in turn
-  closePairs: oneOf(true, false), // every other rotation 2–40 s after the one before: within a look at z.cache
+  closePairs: oneOf(true, false), // every other rotation 2–40 s after the one before
   junkBurst: number(0, 100), // junk deliveries right after each rotation
-  historyFaults: oneOf(true, false), // every other call on the shared history of secrets throttled
   svixClockSeconds: number(-240, 240), // Svix's clock ahead of the world's (negative: behind)
   processes: number(1, 4),
   backlogSeconds: number(0, 600), // the least every delivery waits in Zapier's queue
@@ -46,36 +44,24 @@ export const FIELDS = {
 };
 type Field = keyof typeof FIELDS;
 const isField = (key: string): key is Field => Object.hasOwn(FIELDS, key);
-/** How adverse one run is: its fields, and the delivery machine's rules it changes (an ablation), if any. */
+/** How adverse one run is: its fields. */
 export type Setting = { [K in Field]: (typeof FIELDS)[K] extends Taken<infer T> ? T : never } & {
   name: string;
-  rules?: RuleChanges;
-  flags?: string[]; // the --set and --rule options that made it from the named one
+  flags?: string[]; // the --set options that made it from the named one
 };
-export type RuleChanges = { [K in keyof Rules]?: Rules[K] extends object ? Partial<Rules[K]> : Rules[K] };
-/** The rules `--rule` may change: RULES' numbers, dotted for those of reads and listings. */
-export const RULE_KEYS = Object.entries(RULES).flatMap(([key, value]) =>
-  typeof value === 'number' ? [key] : Object.keys(value).map((inner) => `${key}.${inner}`),
-);
-const RULE = number(0, Number.MAX_SAFE_INTEGER, false);
-
-export const rulesOf = (changes: RuleChanges = {}): Rules => ({
-  ...{ ...RULES, ...changes },
-  ...{ reads: { ...RULES.reads, ...changes.reads }, listings: { ...RULES.listings, ...changes.listings } },
-});
 
 /** The settings a sweep covers: each pushes one adversity to its extreme from a base; the last put every extreme
  * together, at the fastest and the slowest event rates. docs/guarantees.md states what each must show. */
 const BASE: Setting = {
   ...{ name: 'base', events: 200, perSecond: 2, share: 0.05, rotations: 3, grace: 'both', closePairs: false },
-  ...{ junkBurst: 0, historyFaults: false, svixClockSeconds: 0, processes: 2, backlogSeconds: 0, stolen: 0 },
+  ...{ junkBurst: 0, svixClockSeconds: 0, processes: 2, backlogSeconds: 0, stolen: 0 },
   ...{ cacheLatencyMs: 0, commitLagMs: 0, svixClockJumps: false, forgeAheadSeconds: 0, junkSpreadSeconds: 0 },
   ...{ endpoints: 1, cold: false, hours: 0, edits: 0, throttledSetAnswer: 'null' },
   ...{ serveLagMs: 2_000, editGapMs: 5_000, zapierRefuses: 0, togetherOn: 0, noMeta: false, unsubscribeFails: 0 },
 };
 const vary = (name: string, changes: Partial<Setting>): Setting => ({ ...BASE, ...changes, name });
 const EVERYTHING: Partial<Setting> = {
-  ...{ share: 0.2, rotations: 15, grace: 'both', closePairs: true, junkBurst: 100, historyFaults: true, processes: 4 },
+  ...{ share: 0.2, rotations: 15, grace: 'both', closePairs: true, junkBurst: 100, processes: 4 },
 };
 
 const WIDE: Partial<Setting> = {
@@ -95,7 +81,6 @@ export const SETTINGS: readonly Setting[] = [
   vary('rotations-15-grace', { rotations: 15, grace: 'grace' }),
   vary('close-pairs', { rotations: 8, closePairs: true }),
   vary('junk-100', { rotations: 5, junkBurst: 100 }),
-  vary('history-faults', { rotations: 5, historyFaults: true }),
   vary('svix-behind-240', { rotations: 5, svixClockSeconds: -240 }),
   vary('svix-ahead-240', { rotations: 5, svixClockSeconds: 240 }),
   vary('one-process', { processes: 1, rotations: 5 }),
@@ -111,17 +96,17 @@ export const SETTINGS: readonly Setting[] = [
   vary('everything', { ...EVERYTHING, svixClockSeconds: -60 }),
   // The wider world: each of its adversities pushed to its extreme from the base, then all together.
   vary('slow-cache', { share: 0.2, rotations: 5, cacheLatencyMs: 30_000 }),
-  // z.cache answering a throttled set `false`, as core's own test mocks it: claims and the shared history alike.
-  vary('throttled-false', { share: 0.2, rotations: 5, historyFaults: true, throttledSetAnswer: 'false' }),
+  // z.cache answering a throttled set `false`, as core's own test mocks it: claims, Skip Outdated and marks alike.
+  vary('throttled-false', { share: 0.2, rotations: 5, throttledSetAnswer: 'false' }),
   vary('commit-lag', { rotations: 8, closePairs: true, commitLagMs: 30_000 }),
   vary('svix-clock-jumps', { rotations: 5, svixClockSeconds: 240, svixClockJumps: true }),
   vary('forged-ahead', { share: 0.2, rotations: 5, grace: 'immediate', stolen: 10, forgeAheadSeconds: 300 }),
   vary('old-junk', { rotations: 5, junkBurst: 100, junkSpreadSeconds: 604_800 }),
-  // Junk naming the last 10 minutes' windows, each a listing of its own: the listings allowance taken for 25 s.
+  // Junk naming real-looking ids of the last 10 minutes: each a read of Svix, the allowance taken for 25 s.
   vary('junk-recent-windows', { rotations: 5, junkBurst: 100, junkSpreadSeconds: 600 }),
   // A stolen secret replaced at once, a flood of junk, then bodies signed with the replaced secret (world.ts).
   vary('flood-then-stolen', { rotations: 15, grace: 'immediate', junkBurst: 40 }),
-  // A process serving more endpoints than it keeps: each endpoint's machine let go between its deliveries.
+  // A process serving more endpoints than it keeps: what it knows of each let go between its deliveries.
   vary('many-endpoints', {
     events: 6_000,
     perSecond: 200,
@@ -130,7 +115,7 @@ export const SETTINGS: readonly Setting[] = [
     processes: 1,
     endpoints: 2_000,
   }),
-  vary('cold', { share: 0.2, rotations: 5, historyFaults: true, processes: 4, cold: true }),
+  vary('cold', { share: 0.2, rotations: 5, processes: 4, cold: true }),
   vary('long-run', { events: 500, rotations: 10, hours: 24 }),
   vary('wide-world', { ...EVERYTHING, ...WIDE }),
   vary('wide-world-cold', { ...EVERYTHING, ...WIDE, cold: true }),
@@ -160,25 +145,16 @@ export const SETTINGS: readonly Setting[] = [
   }),
 ];
 
-/** The setting with each `--set KEY=VALUE` and `--rule KEY=VALUE` applied (its name marked), or why one is refused. */
-export const changed = (setting: Setting, sets: readonly string[], rules: readonly string[]): Setting | string => {
-  if (sets.length + rules.length === 0) return setting;
-  const changes: RuleChanges = { ...setting.rules };
-  const flags = [...sets.map((set) => `--set ${set}`), ...rules.map((rule) => `--rule ${rule}`)];
-  const result: Setting = { ...setting, name: `${setting.name}+custom`, rules: changes, flags };
+/** The setting with each `--set KEY=VALUE` applied (its name marked), or why one is refused. */
+export const changed = (setting: Setting, sets: readonly string[]): Setting | string => {
+  if (sets.length === 0) return setting;
+  const flags = sets.map((set) => `--set ${set}`);
+  const result: Setting = { ...setting, name: `${setting.name}+custom`, flags };
   for (const [key = '', text = ''] of sets.map((pair) => pair.split(/=(.*)/s))) {
     if (!isField(key)) return `--set: there is no field ${key} (${Object.keys(FIELDS).join(', ')}).`;
     const value = FIELDS[key].read(text);
     if (value === undefined) return `--set ${key}= takes ${FIELDS[key].says}.`;
     Object.assign(result, { [key]: value });
-  }
-  for (const [key = '', text = ''] of rules.map((pair) => pair.split(/=(.*)/s))) {
-    if (!RULE_KEYS.includes(key)) return `--rule: there is no rule ${key} (${RULE_KEYS.join(', ')}).`;
-    const value = RULE.read(text);
-    if (value === undefined) return `--rule ${key}= takes ${RULE.says}.`;
-    const [outer = '', inner = ''] = key.split('.');
-    if (outer === 'reads' || outer === 'listings') changes[outer] = { ...changes[outer], [inner]: value };
-    else Object.assign(changes, { [outer]: value });
   }
   return result;
 };

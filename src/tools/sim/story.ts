@@ -1,6 +1,5 @@
 import { errors } from 'zapier-platform-core';
-import { LIMITS, Runtime } from '../../delivery/runtime';
-import { RULES } from '../../delivery/machine';
+import { Runtime } from '../../delivery/runtime';
 import { SWEEP_PARKED_AFTER_MS } from '../../limits';
 import type { SubscribeData } from '../../models/inbound';
 import { callerOf } from '../../svix/client';
@@ -79,12 +78,12 @@ export const tellStory = async (story: Story): Promise<Told> => {
   const scheduler = new Scheduler(T0);
   const svix = new SimSvix(random.fork(), scheduler, 0, { random: random.fork(), share: 0 }, 0);
   const cache = new SimCache(scheduler, random.fork(), {
-    ...{ reading: 'zapier', share: 0, historyFaults: false, slowMs: 0, throttledSet: null },
+    ...{ reading: 'zapier', share: 0, slowMs: 0, throttledSet: null },
   });
   const jitter = random.fork();
   const loop = new EventLoop(scheduler);
   const clock = clockOf({ now: () => scheduler.now, setTimeout: loop.setTimeout, clearTimeout: loop.clearTimeout });
-  const ops = operationsFor(new Runtime(clock, LIMITS, RULES, 'P0'));
+  const ops = operationsFor(new Runtime(clock));
   const io: Io = {
     send: (options) => loop.call(() => svix.request(options, [])),
     cache: {

@@ -4,43 +4,36 @@ import { encodeKsuidMs } from '../../svix/ksuid';
 import { EVENT_TYPE_NAME } from '../../svix/eventType';
 import type { Random } from './random';
 import type { Scheduler } from './scheduler';
-import { keysSigningAt, LIST_LIMIT, listMessages, rotateKeys } from '../svix/rules';
+import { keysSigningAt, rotateKeys } from '../svix/rules';
 
 /**
  * Svix as a simulated run sees it: one Consumer App with the Zaps' endpoints, each with its secrets over time, the
  * app's messages, and the answers to a perform's calls over a faulty network; its clock (ms) may be off the world's,
  * and may step. It signs as Svix does, by every secret valid then (a test checks its signatures against the
- * provider's reference library), from a cache of keys that may be up to 30 s old after a rotation.
+ * Svix's reference library), from a cache of keys that may be up to 30 s old after a rotation.
  */
 
-/** A secret of an endpoint: from, replaced, signing until, a process's first read of it, and the spans in which
- * z.cache held a shared history naming it, from a write naming it to a write that did not (a write that timed out may
- * land late, over a newer one). All on the world's clock: Svix keeps rotations in its database, whatever its clock
- * does; `label` names it in traces. */
-type Ends = {
-  replacedAt?: number;
-  signsUntil?: number;
-  readAt?: number;
-  held?: Array<{ from: number; until?: number }>;
-};
+/** A secret of an endpoint: from, replaced, signing until, and a process's first read of it. All on the world's
+ * clock: Svix keeps rotations in its database, whatever its clock does; `label` names it in traces. */
+type Ends = { replacedAt?: number; signsUntil?: number; readAt?: number };
 export type SecretSpell = { key: string; label: string; from: number; endpoint: number } & Ends;
 
-/** A call of the app: a read of the secret, a listing of messages, or a listing's further page (the allowance counts
- * listings); or a call on the Consumer App's endpoints (a Zap's life, a sweep), outside the allowance. */
-type Kind = 'read' | 'listing' | 'page' | 'endpoints';
+/** A call of the app: a read of the secret, or of a message by its id (a delivery's); or a call on the Consumer App's
+ * endpoints (a Zap's life, a sweep). */
+type Kind = 'read' | 'message' | 'endpoints';
 export type SvixCall = { kind: Kind; start: number; end: number; ok: boolean; fault?: string; showed?: SecretSpell } & {
   /** What it asked: a listing of the endpoints is `GET /endpoint`. */
   what?: string;
 };
 
 type Payload = { auctioneerUuid: string; auctionUuid: string; status: string };
-/** A message as the auction service sent it: its body is what Svix delivers; `listed`, how the record lists it. */
+/** A message as the auction service sent it: its body is what Svix delivers; `listed`, how Svix answers a read of it. */
 export type SimMessage = { id: string; createdAt: number; payload: Payload; body: string; listed: string } & Commit &
   For;
 /** The Zap it is for, when it was made on the world's clock, whether any attempt found Zapier serving its Zap, and
  * when Svix held it between a failed attempt and the next (the oracle judges a Zap's life by them). */
 type For = { zap: number; madeAt: number; served?: boolean; held?: Array<{ from: number; until: number }> };
-/** When the transaction that wrote a message committed (Svix's clock): listings show it from then on. */
+/** When the transaction that wrote a message committed (the world's clock): reads find it from then on. */
 type Commit = { committedAt: number };
 
 type Answer = { status: number; body: unknown };
@@ -125,33 +118,11 @@ export class SimEndpoint {
   /** Replaced secrets as Svix keeps them: each with the time it stops signing. */
   private replaced = (spells: SecretSpell[]) =>
     spells.flatMap((key) => (key.signsUntil === undefined ? [] : [{ key, expiresAt: key.signsUntil }]));
-  /** Since when z.cache has held, without a break up to `at`, a shared history naming a secret newer than this one
-   * (Infinity: it holds none at `at`). */
-  newerHeldSince(spell: SecretSpell, at: number): number {
-    const newer = this.secrets.slice(this.secrets.indexOf(spell) + 1);
-    const since = (span: { from: number; until?: number }) =>
-      span.from <= at && at < (span.until ?? Infinity) ? span.from : Infinity;
-    return Math.min(...newer.flatMap((other) => (other.held ?? []).map(since)));
-  }
-  /** A history of this endpoint's secrets was stored in z.cache at `at`, over whatever was there: each secret it names
-   * is held from then, and each it does not name is no longer. */
-  shared(json: string, at: number): void {
-    for (const spell of this.secrets) {
-      const spans = (spell.held ??= []);
-      const last = spans[spans.length - 1];
-      const holding = last !== undefined && last.until === undefined;
-      const named = json.includes(spell.key);
-      if (named && !holding) spans.push({ from: at });
-      if (!named && holding) last.until = at;
-    }
-  }
 }
 
 export class SimSvix {
   readonly endpoints: SimEndpoint[];
   readonly messages = new Map<string, SimMessage>(); // oldest first
-  /** The messages in the order of their time (Svix's clock may step back): a listing finds its bounds in it. */
-  private readonly byTime: SimMessage[] = [];
   readonly appId: string;
   private readonly byId: Map<string, SimEndpoint>;
   /** Until then (world's clock), every call of the app hangs until its timeout: Svix is down. */
@@ -184,8 +155,6 @@ export class SimSvix {
     if (!endpoint) throw new RangeError(`There is no endpoint ${index}.`);
     return endpoint;
   };
-  /** Since when z.cache has held, without a break up to `at`, a history naming a secret newer than this one. */
-  newerHeldSince = (spell: SecretSpell, at: number): number => this.endpoint(spell.endpoint).newerHeldSince(spell, at);
   /** The endpoint by id or uid, unless deleted. */
   find = (idOrUid: string): SimEndpoint | undefined =>
     this.byId.get(idOrUid) ?? this.endpoints.find((each) => !each.record.deleted && each.record.uid === idOrUid);
@@ -202,14 +171,13 @@ export class SimSvix {
   sign = (id: string, seconds: number, body: string, keys: readonly string[]): string =>
     keys.map((key) => `v1,${hmac(key, `${id}.${seconds}.${body}`)}`).join(' ');
   /** A message the auction service sends now. Svix takes its time (the id's and the record's) before the transaction
-   * that writes it, which commits `commitMs` later: only then do listings show it, and attempts begin. */
+   * that writes it, which commits `commitMs` later: only then do reads find it, and attempts begin. */
   createMessage(payload: SimMessage['payload'], commitMs: number, zap = 0): SimMessage {
     const [id, createdAt, body] = [this.newId('msg'), this.now(), JSON.stringify(payload)];
     const listed = JSON.stringify(messageOut({ id, createdAt, payload }));
     const madeAt = this.scheduler.now;
     const message = { id, createdAt, committedAt: madeAt + commitMs, payload, body, listed, zap, madeAt };
     this.messages.set(message.id, message);
-    this.byTime.splice(this.firstAfter(createdAt, true), 0, message);
     return message;
   }
   /** A call of the app, as the network carries it, logged; `learns`: a read of a secret counts as a process seeing it
@@ -217,13 +185,7 @@ export class SimSvix {
   async request(options: RequestOptions, log: SvixCall[], learns = true) {
     const { scheduler, faults } = this;
     const path = new URL(options.url).pathname;
-    const kind = path.endsWith('/secret')
-      ? 'read'
-      : !path.endsWith('/msg')
-        ? 'endpoints'
-        : typeof options.params?.iterator === 'string'
-          ? 'page'
-          : 'listing';
+    const kind = path.endsWith('/secret') ? 'read' : /\/msg\/[^/]+$/.test(path) ? 'message' : 'endpoints';
     const paces = typeof options.body === 'string' && options.body.includes('"throttleRate"') ? ' (pace)' : '';
     const what = `${options.method ?? 'GET'} ${path.replace(/^\/api\/v1\/app\/[^/]+/, '')}${paces}`;
     const call: SvixCall = { kind, start: scheduler.now, end: scheduler.now, ok: false, what };
@@ -267,7 +229,8 @@ export class SimSvix {
     if (!path.startsWith(app)) return NOT_FOUND;
     if (path.startsWith(`${app}/endpoint`)) return this.endpoints_(method, path.slice(app.length), body);
     if (method !== 'GET') return NOT_FOUND;
-    return path === `${app}/msg` ? this.list(params) : NOT_FOUND;
+    const [, messageId] = /^\/msg\/([^/]+)$/.exec(path.slice(app.length)) ?? [];
+    return messageId === undefined ? NOT_FOUND : this.read(decodeURIComponent(messageId));
   }
   /** The endpoint routes the app calls: list, create (a uid taken: 409), read, change, delete, read the secret. */
   private endpoints_(method: string, path: string, body: unknown): Answer {
@@ -319,41 +282,12 @@ export class SimSvix {
     record.updatedAt = svixNow;
     return { status: 200, body: endpoint.out(svixNow) };
   }
-  /** Where in `byTime` the first message later than `at` is (`orLater` false: the first at `at` or later). */
-  private firstAfter(at: number, orLater: boolean): number {
-    let [low, high] = [0, this.byTime.length];
-    while (low < high) {
-      const middle = (low + high) >> 1;
-      const time = this.byTime[middle]?.createdAt ?? Infinity;
-      if (orLater ? time <= at : time < at) low = middle + 1;
-      else high = middle;
-    }
-    return low;
-  }
-  /** The app's messages as `GET …/msg` lists them (after, before, limit, iterator, event_types), by Svix's rules
-   * (src/tools/svix/rules.ts, shared with the emulator): bounds on the ids at 4 ms, the iterator an id cursor. Only those
-   * within 8 ms of the bounds are handed to the rules, found by time: a run may hold thousands. */
-  private list({ after, before, limit, iterator, event_types: types }: Record<string, unknown>): Answer {
-    const time = (value: unknown) => (typeof value === 'string' ? Date.parse(value) : undefined);
-    const [from, to] = [time(after), time(before)];
-    const wanted = types === undefined || String(types).split(',').includes(EVENT_TYPE_NAME);
-    const now = this.scheduler.now;
-    const near = this.byTime.slice(
-      this.firstAfter((from ?? -Infinity) - 8, true),
-      this.firstAfter((to ?? Infinity) + 8, false),
-    );
-    const committed = wanted ? near.filter((m) => m.committedAt <= now) : [];
-    const query = {
-      limit: Number(limit ?? LIST_LIMIT.default),
-      iterator: typeof iterator === 'string' ? iterator : undefined,
-    };
-    const listed = listMessages(committed, (m) => m.id, { ...query, after: from, before: to, now: this.now() });
-    if (!listed.ok)
-      return { status: 422, body: { code: 'validation', detail: [{ ...listed.refusal, type: 'value_error' }] } };
-    const { data, iterator: next, prevIterator, done } = listed.page;
-    const json = (value: string | null) => JSON.stringify(value);
-    const body = `{"data":[${data.map((m) => m.listed).join(',')}],"iterator":${json(next)},"prevIterator":${json(prevIterator)},"done":${done}}`;
-    return { status: 200, body };
+  /** A message as `GET …/msg/{id}` answers it: once its transaction has committed, else 404 (Svix writes a message
+   * before it sends it). */
+  private read(id: string): Answer {
+    const message = this.messages.get(id);
+    if (!message || message.committedAt > this.scheduler.now) return NOT_FOUND;
+    return { status: 200, body: message.listed };
   }
 }
 

@@ -1,5 +1,5 @@
 import * as t from 'io-ts';
-import { PROMISES, ZAPIER_PERFORM_MS } from '../../limits';
+import { ZAPIER_PERFORM_MS } from '../../limits';
 import type { Runtime } from '../../delivery/runtime';
 import type { operationsFor } from '../../triggers/auctionStatusChanged';
 import type { CacheCall } from './cache';
@@ -13,11 +13,10 @@ import type { SecretSpell, SimMessage, SvixCall } from './svix';
  */
 
 export const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
-/** A revoked secret may be trusted 60 s after z.cache shared a newer one (forgeries use a real id only later). */
-export const REVOKED_WITHIN = PROMISES.revokedWithinMs;
 /** How far the processes' clocks may be from each other. */
 export const PROCESS_SKEW = 1_000;
-/** A call Svix failed is made again after the back-off (at most 2 s) once it has ended (at most 3 s): within 6 s. */
+/** A call Svix failed is made again after the back-off (at most 2 s, or a 429's Retry-After of 1 s) once it has ended
+ * (at most 3 s): within 6 s. */
 export const RETRY_WITHIN_MS = 6_000;
 /** Zapier ends a hook's perform this long after it began. */
 export const PERFORM_LIMIT_MS = ZAPIER_PERFORM_MS;
@@ -67,7 +66,7 @@ export const Outcome = t.type({
   /** unanswered: lost events whose every perform failed while Svix answered none of its process's calls for its
    * endpoint; unclaimed: events run twice, or lost, where z.cache gave a claim no answer that could settle it in its
    * time; starved: lost events whose every perform, signed by a secret no process had read, failed while junk took
-   * every listing its process could make for the endpoint in its time (all three excused: known limits). */
+   * every call of the allowance its process could make for the endpoint in its time (all three excused: known limits). */
   ...{ unanswered: t.number, unclaimed: t.number, starved: t.number },
   ...{ cut: t.number, overTime: t.number, overMemory: t.number },
   ...{ doubled: t.number, forgedRun: t.number, revokedRun: t.number, junk: t.number, junkSvixCalls: t.number },

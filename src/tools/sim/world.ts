@@ -1,19 +1,18 @@
 import { errors } from 'zapier-platform-core';
-import { SVIX_CLOCK_ALLOWANCE_MS, SWEEP_PARKED_AFTER_MS } from '../../limits';
+import { SECRET_TRUSTED_MS, SVIX_CLOCK_ALLOWANCE_MS, SWEEP_PARKED_AFTER_MS } from '../../limits';
 import { sweep } from '../../zap/life';
 import { callerOf } from '../../svix/client';
-import { LIMITS, Runtime } from '../../delivery/runtime';
+import { Runtime } from '../../delivery/runtime';
 import { clockOf } from '../../zapier/clock';
 import type { Io } from '../../zapier/io';
 import { operationsFor } from '../../triggers/auctionStatusChanged';
-import { historyKey } from '../../delivery/driver';
 import { SimCache, type CacheCall } from './cache';
 import { judge } from './oracle';
-import { FORGERIES, PROCESS_SKEW, REVOKED_WITHIN, T0 } from './vocabulary';
+import { FORGERIES, PROCESS_SKEW, T0 } from './vocabulary';
 import type { Deliver, Kind, Life, PerformRecord, Process, SimDelivery } from './vocabulary';
 import { Random } from './random';
 import { EventLoop, Scheduler } from './scheduler';
-import { rulesOf, type Setting } from './settings';
+import type { Setting } from './settings';
 import { SimSvix, type SimMessage, type SvixCall } from './svix';
 import { retryDelayMs, RETRY_SCHEDULE_MS, type FailedAttempt } from '../svix/rules';
 import type { SubscribeData } from '../../models/inbound';
@@ -68,15 +67,10 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
   const cacheOptions = {
     reading,
     share,
-    historyFaults: setting.historyFaults,
     slowMs: setting.cacheLatencyMs,
     throttledSet: setting.throttledSetAnswer === 'false' ? false : null,
-    // A shared history of an endpoint's secrets stored: the judge times the sharing of each secret by it.
-    stored: (key: string, json: string) =>
-      svix.endpoints.find((endpoint) => historyKey(endpoint.id) === key)?.shared(json, scheduler.now),
   } as const;
   const cache = new SimCache(scheduler, faultRandom.fork(), cacheOptions);
-  const rules = rulesOf(setting.rules);
   const performs: PerformRecord[] = [];
   /** The Svix and z.cache calls of turning Zaps on and off, and whether the last to end checked the pace. */
   const operationCalls: SvixCall[] = [];
@@ -89,7 +83,7 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const loop = new EventLoop(scheduler);
     const { setTimeout, clearTimeout } = vary.timers?.(loop) ?? loop;
     const clock = clockOf({ now: () => scheduler.now + process.skew, setTimeout, clearTimeout });
-    const runtime = new Runtime(clock, LIMITS, rules, `P${process.index}.${process.lives.length}`);
+    const runtime = new Runtime(clock);
     const made = operationsFor(runtime).deliver;
     const deliver = vary.deliver?.(made) ?? made;
     process.lives.push({ process, number: process.lives.length, runtime, loop, deliver, running: new Set() });
@@ -118,7 +112,6 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     endpoint.urls.push({ at: scheduler.now, url: hook });
     const data: SubscribeData = {
       ...{ id: endpoint.id, secret: endpoint.current.key, checkedAt: scheduler.now },
-      ...(plan.chance(0.8) ? { cacheHonoursNx: true } : {}),
       ...{ zap: scope, on: scheduler.now, gen: 1 },
     };
     zaps.subscribed(index, hook, data, scheduler.now)();
@@ -141,13 +134,30 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     send: (options) => io.send(options, false).then(() => ({ status: 503, content: '' })),
   });
 
-  /** Zapier's queue: a delivery waits, then its perform starts in the latest life of the process it went to (a new
-   * one, where every delivery goes to a fresh process). */
+  /**
+   * Zapier's runtime, AWS Lambda, runs one invocation per process at a time: a perform starts in the process the
+   * delivery went to if it is idle, else in another that is, else in a new process (Lambda scales out); where every
+   * delivery goes to a fresh process, in a new life of its own.
+   */
+  const idleLife = (preferred: Process): Life => {
+    if (setting.cold) return newLife(preferred);
+    const order = [...processes.slice(preferred.index), ...processes.slice(0, preferred.index)];
+    const idle = order.map(lifeOf).find((life) => life.running.size === 0);
+    if (idle) return idle;
+    const process: Process = {
+      index: processes.length,
+      skew: zapierRandom.int(-PROCESS_SKEW, PROCESS_SKEW),
+      lives: [],
+    };
+    processes.push(process);
+    return newLife(process);
+  };
+  /** Zapier's queue: a delivery waits, then its perform starts (idleLife). */
   const receive = (delivery: SimDelivery, subscription: SubscribeData): void => {
     vary.received?.(delivery, subscription);
     const waited = zapierRandom.chance(share) ? zapierRandom.between(SECOND, 5 * MINUTE) : zapierRandom.between(5, 300);
     const process = zapierRandom.pick(processes);
-    const start = () => startPerform(setting.cold ? newLife(process) : lifeOf(process), delivery, subscription);
+    const start = () => startPerform(idleLife(process), delivery, subscription);
     const wait = setting.backlogSeconds * SECOND + waited;
     // Held in Zapier's queue until its perform: a long off of its Zap meanwhile may drop it (off means off).
     if (delivery.message) (delivery.message.held ??= []).push({ from: scheduler.now, until: scheduler.now + wait });
@@ -255,11 +265,10 @@ export const simulate = async (setting: Setting, seed: number, vary: Variation =
     const withRevoked = kind === 'revoked-secret' && revoked !== undefined;
     const current = svix.endpoint(endpoint).current;
     const signedBy = kind === 'too-old' || kind === 'not-a-svix-id' ? [current] : withRevoked ? [revoked] : [];
-    // A revoked secret's body takes a real id only once every process must refuse it: until then it may run instead.
-    const promised =
-      withRevoked &&
-      plan.chance(0.5) &&
-      svix.newerHeldSince(revoked, scheduler.now) + REVOKED_WITHIN + SECOND < scheduler.now;
+    // A revoked secret's body takes a real id only once every process must refuse it (SECRET_TRUSTED_MS after the
+    // rotation): until then it may run instead of the genuine event.
+    const refusedByAll = (revoked?.replacedAt ?? Infinity) + SECRET_TRUSTED_MS + 2 * PROCESS_SKEW + SECOND;
+    const promised = withRevoked && plan.chance(0.5) && refusedByAll < scheduler.now;
     const realId = (tampered || kind === 'replayed-id' || promised) && real;
     const id = kind === 'not-a-svix-id' ? 'msg_not-one-svix-makes' : realId ? realId.id : madeUp;
     const ahead = kind === 'junk' || kind === 'too-old' ? 0 : plan.int(0, setting.forgeAheadSeconds);

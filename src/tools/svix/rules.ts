@@ -1,4 +1,5 @@
-import { encodeKsuidMs, PROVIDER_EPOCH_SECONDS, timeOfProviderId } from '../../svix/ksuid';
+import { encodeKsuidMs, SVIX_EPOCH_SECONDS, timeOfSvixId } from '../../svix/ksuid';
+import { RETRY_JITTER, RETRY_SCHEDULE_MS } from '../../limits';
 
 /**
  * Rules of Svix's server that both models of Svix here follow: the emulator (src/tools/sandbox/emulator) and the
@@ -66,7 +67,7 @@ const slotBound = (ms: number, edge: 'start' | 'end'): string => {
   try {
     return encodeKsuidMs(ms, edge === 'start' ? NO_RANDOM : ALL_RANDOM);
   } catch {
-    return ms < PROVIDER_EPOCH_SECONDS * SECOND_MS ? FIRST_KSUID : PAST_LAST_KSUID;
+    return ms < SVIX_EPOCH_SECONDS * SECOND_MS ? FIRST_KSUID : PAST_LAST_KSUID;
   }
 };
 
@@ -74,7 +75,7 @@ const slotBound = (ms: number, edge: 'start' | 'end'): string => {
 const readIterator = (iterator: string, prefix: string): { id: string; at: number; backwards: boolean } | Refusal => {
   const backwards = iterator.startsWith('-');
   const id = backwards ? iterator.slice(1) : iterator;
-  const at = id.startsWith(prefix) ? timeOfProviderId(id) : undefined;
+  const at = id.startsWith(prefix) ? timeOfSvixId(id) : undefined;
   // The server checks the prefix only (a 422); it need not name a message that exists.
   if (at === undefined) return { loc: ['query', 'iterator'], msg: 'Invalid id. Expected different prefix' };
   return { id, at, backwards };
@@ -244,11 +245,8 @@ export const keysSigningAt = <K>(current: K, old: ReadonlyArray<ExpiringKey<K>>,
 // ---- Retries ------------------------------------------------------------------------------------------------------
 // worker.rs (calculate_retry_delay, limit_retry_delay, retry_after, handle_failed_dispatch), config.default.toml.
 
-/** The wait after each failed attempt (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h); after the last, none. */
-export const RETRY_SCHEDULE_MS: readonly number[] = [5e3, 3e5, 1.8e6, 7.2e6, 1.8e7, 3.6e7, 3.6e7];
-
-/** Each wait varies by up to this share either way. */
-export const RETRY_JITTER = 0.2;
+// The retry schedule and its jitter are limits the product's promises rest on: src/limits.ts holds them.
+export { RETRY_JITTER, RETRY_SCHEDULE_MS };
 
 /** The shortest wait after an attempt that timed out (or, as the server's code names it, an endpoint's 429). */
 export const OVERLOAD_PENALTY_MS = 60 * SECOND_MS;

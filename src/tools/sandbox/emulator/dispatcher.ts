@@ -13,19 +13,19 @@ import {
 import { EXPIRED_PAYLOAD, newId, type AppRecord, type EndpointRecord, type MessageRecord, type Store } from './store';
 
 /**
- * Delivers messages the way the provider does: a signed POST of the payload to
+ * Delivers messages the way Svix does: a signed POST of the payload to
  * every enabled endpoint whose event types match, spaced at the endpoint's
  * throttleRate when it has one, retried on failure (non-2xx or time-out) on the
- * provider's schedule with its jitter, penalty and Retry-After (src/tools/svix/rules.ts),
+ * Svix's schedule with its jitter, penalty and Retry-After (src/tools/svix/rules.ts),
  * compressed for the sandbox; an endpoint that keeps failing is disabled as the
- * provider disables it. Every attempt is recorded on its message. Deliveries go
+ * Svix disables it. Every attempt is recorded on its message. Deliveries go
  * to loopback addresses only: the sandbox never sends anything off this machine.
  */
 
-/** The provider's retry schedule after a failed attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+/** Svix's retry schedule after a failed attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 export const PROVIDER_RETRY_SCHEDULE_MS = RETRY_SCHEDULE_MS;
 
-/** How much faster than the provider's the sandbox's clock of retries runs. */
+/** How much faster than Svix's the sandbox's clock of retries runs. */
 const SANDBOX_SPEED = 1_000;
 
 /** The same schedule a thousand times faster: 5 ms, 300 ms, 1.8 s, 7.2 s, 18 s, 36 s, 36 s. */
@@ -110,7 +110,7 @@ export const isLoopbackUrl = (url: string): boolean => {
 export const matches = (endpoint: EndpointRecord, message: MessageRecord): boolean =>
   !endpoint.disabled && (!endpoint.eventTypes || endpoint.eventTypes.includes(message.eventType));
 
-/** `v1,<sig>` for each secret, space-separated, as the provider signs during a rotation. */
+/** `v1,<sig>` for each secret, space-separated, as Svix signs during a rotation. */
 export const signatureHeader = (secrets: readonly string[], id: string, timestamp: string, body: string): string =>
   secrets
     .map((secret) => secretKey(secret))
@@ -157,7 +157,7 @@ export class Dispatcher {
     }
   }
 
-  /** Sends the message to one endpoint again, as the provider's resend does. */
+  /** Sends the message to one endpoint again, as Svix's resend does. */
   resend(app: AppRecord, message: MessageRecord, endpoint: EndpointRecord): void {
     this.enqueue({ app, message, endpointId: endpoint.id, attempt: 0, triggerType: 'manual' });
   }
@@ -297,7 +297,7 @@ export class Dispatcher {
 
   private async attempt(task: Task): Promise<void> {
     const endpoint = task.app.endpoints.get(task.endpointId);
-    // Deleted or disabled since: the provider stops delivering to it. A message
+    // Deleted or disabled since: Svix stops delivering to it. A message
     // whose payload is no longer kept cannot be sent again.
     const payload = this.store.payloadOf(task.message);
     if (!endpoint || this.stopped || payload === EXPIRED_PAYLOAD) return;
@@ -388,7 +388,7 @@ export class Dispatcher {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          'user-agent': 'auction-status-sandbox/provider-emulator',
+          'user-agent': 'auction-status-sandbox/Svix-emulator',
           'svix-id': id,
           'svix-timestamp': timestamp,
           'svix-signature': signatureHeader(this.store.signingSecrets(endpoint), id, timestamp, body),

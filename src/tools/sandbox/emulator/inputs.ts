@@ -6,10 +6,10 @@ import { isGraceSeconds, isThrottleRate } from '../../svix/rules';
 
 /**
  * Request bodies the emulator accepts, decoded at its edge with the
- * provider's rules (field names, required fields and patterns from the API
+ * Svix's rules (field names, required fields and patterns from the API
  * contract's ApplicationIn, EventTypeIn, EventTypeUpsertIn, EndpointIn,
  * EndpointPatch, EndpointSecretRotateIn, MessageIn, IntegrationIn and
- * IntegrationUpdate). Unknown fields are ignored, as the provider does.
+ * IntegrationUpdate). Unknown fields are ignored, as Svix does.
  */
 
 const nullable = <C extends t.Mixed>(codec: C) => t.union([codec, t.null, t.undefined]);
@@ -99,7 +99,7 @@ export const EndpointIn = t.intersection(
       description: nullable(t.string),
       disabled: nullable(t.boolean),
       eventTypes: nullable(EventTypeNames),
-      // The field's name before 2026; the provider still accepts it, but not both.
+      // The field's name before 2026; Svix still accepts it, but not both.
       filterTypes: nullable(EventTypeNames),
       channels: nullable(t.array(t.string)),
       secret: nullable(SecretText),
@@ -210,9 +210,9 @@ export const IntegrationUpdate = t.intersection(
 );
 export type IntegrationUpdate = t.TypeOf<typeof IntegrationUpdate>;
 
-/** One entry of a 422 answer, `{loc, msg, type}`, as the provider words it. */
+/** One entry of a 422 answer, `{loc, msg, type}`, as Svix words it. */
 export interface ValidationIssue {
-  /** Where the problem is: `body` or `query`, then field names (list positions as text, as the provider's schema says). */
+  /** Where the problem is: `body` or `query`, then field names (list positions as text, as Svix's schema says). */
   loc: string[];
   msg: string;
   type: string;

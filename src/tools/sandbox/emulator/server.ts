@@ -44,7 +44,7 @@ import {
 } from './store';
 
 /**
- * A stand-in for the webhook provider's API on loopback: the part of the Svix
+ * A stand-in for Svix's API on loopback: the part of the Svix
  * API that this integration and `npm run setup` use, with the semantics of
  * Svix's published server (svix-webhooks, server/svix-server; docs/svix-fidelity.md
  * lists each behaviour, the file that states it and its test): bearer key,
@@ -92,7 +92,7 @@ export interface EmulatorOptions {
   maxIdempotencyKeys?: number;
   limits?: Partial<Limits>;
   fault?: (context: FaultContext) => Fault | undefined;
-  /** Holds the answer to a request this many ms (a slow provider); the work itself is done at once. */
+  /** Holds the answer to a request this many ms (a slow Svix); the work itself is done at once. */
   delayMs?: (context: FaultContext) => number | undefined;
   /** The time payload retention is measured by (Date.now by default): tests move it forward. */
   clock?: () => number;
@@ -175,7 +175,7 @@ const json = (response: ServerResponse, status: number, body: unknown, headers: 
   response.end(text);
 };
 
-// Records leave optional fields out when unset, as the provider's answers do:
+// Records leave optional fields out when unset, as Svix's answers do:
 // an answer is the record without the emulator's own bookkeeping.
 const appOut = (app: AppRecord) => {
   const { endpoints, log, head, messages, nextSeq, integrations, ...out } = app;
@@ -287,13 +287,13 @@ const decoded = <A>(codec: t.Decoder<unknown, A>, body: unknown): A => {
 };
 
 /**
- * The answer for a request that failed: the provider's body for an ApiError; for anything else (a failure of the
+ * The answer for a request that failed: Svix's body for an ApiError; for anything else (a failure of the
  * emulator's own), 500 with the body `{}`, as the server answers every error that is not an HTTP one (error.rs).
  */
 export const errorAnswer = (error: unknown): Reply =>
   error instanceof ApiError ? { status: error.status, body: error.body } : { status: 500, body: {} };
 
-export class ProviderEmulator {
+export class SvixEmulator {
   private readonly store: Store;
   private readonly dispatcher: Dispatcher;
   private server: Server | undefined;
@@ -307,7 +307,7 @@ export class ProviderEmulator {
   private base = '';
 
   constructor(private readonly options: EmulatorOptions) {
-    if (!options.apiKey) throw new Error('The provider emulator needs an API key to expect.');
+    if (!options.apiKey) throw new Error('The Svix emulator needs an API key to expect.');
     this.store = new Store({ ...DEFAULT_LIMITS, ...options.limits }, options.clock, options.appIds);
     this.dispatcher = new Dispatcher(this.store, {
       retryScheduleMs: options.retryScheduleMs ?? SANDBOX_RETRY_SCHEDULE_MS,
@@ -364,7 +364,7 @@ export class ProviderEmulator {
     return this.dispatcher.idle();
   }
 
-  /** The provider's "resend": delivers a message to one endpoint again. */
+  /** Svix's "resend": delivers a message to one endpoint again. */
   resend(appId: string, messageId: string, endpointId: string): void {
     const app = this.store.app(appId);
     this.dispatcher.resend(app, this.store.message(app, messageId), this.store.endpoint(app, endpointId));
@@ -736,7 +736,7 @@ export class ProviderEmulator {
       }
       if (segments.length === 6 && subId) {
         if (method === 'GET') {
-          // By its id or the eventId it was created with, as the provider answers.
+          // By its id or the eventId it was created with, as Svix answers.
           const message = this.store.message(app, subId);
           return {
             status: 200,

@@ -25,9 +25,9 @@ import type {
 /**
  * The emulator's state: one account's Consumer Apps, event types, endpoints
  * and message log, in memory and bounded. Answers are shaped like the
- * provider's (ApplicationOut, EventTypeOut, EndpointOut, MessageOut,
+ * Svix's (ApplicationOut, EventTypeOut, EndpointOut, MessageOut,
  * IntegrationOut, ListResponse_*), and failures are ApiErrors with the
- * provider's bodies.
+ * Svix's bodies.
  */
 
 export class ApiError extends Error {
@@ -35,7 +35,7 @@ export class ApiError extends Error {
     readonly status: number,
     readonly body: { code: string; detail: string } | { detail: ValidationIssue[] },
   ) {
-    super(`provider emulator answered ${status}`);
+    super(`Svix emulator answered ${status}`);
   }
 
   static notFound(): ApiError {
@@ -64,13 +64,13 @@ export class ApiError extends Error {
   }
 }
 
-/** `prefix_` and a KSUID of the time given (default now), as the provider makes its ids. */
+/** `prefix_` and a KSUID of the time given (default now), as Svix makes its ids. */
 export const newId = (prefix: string, atMs: number = Date.now()): string =>
   `${prefix}_${encodeKsuidMs(atMs, randomBytes(15))}`;
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** `integsk_` and 32 random base62 characters, like the provider's integration keys. */
+/** `integsk_` and 32 random base62 characters, like Svix's integration keys. */
 export const newIntegrationKey = (): string => {
   let key = 'integsk_';
   while (key.length < 40) {
@@ -80,7 +80,7 @@ export const newIntegrationKey = (): string => {
   return key;
 };
 
-/** A signing secret like the provider's: `whsec_` and 24 random bytes in base64. */
+/** A signing secret like Svix's: `whsec_` and 24 random bytes in base64. */
 export const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
 
 export interface AttemptRecord {
@@ -112,7 +112,7 @@ export interface MessageRecord {
   payloadUntil: number;
 }
 
-/** What the provider answers in place of a payload it no longer keeps (after its retention, or once deleted). */
+/** What Svix answers in place of a payload it no longer keeps (after its retention, or once deleted). */
 export const EXPIRED_PAYLOAD: Readonly<Record<string, unknown>> = Object.freeze({ expired: true });
 
 /** Payloads are kept 90 days unless the message says otherwise. */
@@ -204,7 +204,7 @@ export const DEFAULT_LIMITS: Limits = {
 const now = (): string => new Date().toISOString();
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/** `{ [key]: value }` when the value is set, else nothing: the provider omits unset fields. */
+/** `{ [key]: value }` when the value is set, else nothing: Svix omits unset fields. */
 const optional = <K extends string, V>(key: K, value: V | null | undefined): Partial<Record<K, V>> => {
   const out: Partial<Record<K, V>> = {};
   if (value !== undefined && value !== null) out[key] = value;
@@ -300,7 +300,7 @@ export class Store {
     return undefined;
   }
 
-  /** By id, or by the uid given at creation, as the provider allows. */
+  /** By id, or by the uid given at creation, as Svix allows. */
   app(idOrUid: string): AppRecord {
     const app = this.apps.get(idOrUid) ?? this.findAppByUid(idOrUid);
     if (!app) throw ApiError.notFound();
@@ -538,7 +538,7 @@ export class Store {
     if (eventId !== undefined && this.findMessageByEventId(app, eventId)) {
       throw ApiError.conflict('A message with this eventId already exists.');
     }
-    // The id and the timestamp tell the same time, as the provider's do.
+    // The id and the timestamp tell the same time, as Svix's do.
     const at = Date.now();
     const message: MessageRecord = {
       id: newId('msg', at),
