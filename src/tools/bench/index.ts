@@ -1,15 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  coldStart,
-  deliveryCpu,
-  packageSize,
-  ROOT,
-  roundTrips,
-  sandboxThroughput,
-  type Remeasuring,
-} from './measures';
+import { coldStart, deliveryCpu, packageSize, ROOT, roundTrips, sandboxThroughput, type Remeasuring } from './measures';
 import { round } from './stats';
 import { budgetText, REMEASURES } from './verdict';
 import {
