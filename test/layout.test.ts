@@ -13,8 +13,9 @@ const FLOORS: Record<string, number> = {
   zapier: 2, // Zapier's ports: requests, z.cache, the clock, errors
   svix: 3, // the Svix client, its ids, signatures and failures
   fields: 4, // models to Zap fields: pure mappers
-  delivery: 5, // which delivery runs: pure machines and their driver; verdicts, not words
-  'messages.ts': 6, // every word a person reads in Zapier
+  delivery: 5, // which delivery runs, top to bottom: verify, then claim; verdicts, not words
+  'messages.ts': 6, // the words of a delivery's verdicts and of turning a Zap on; each floor words its own failures
+  // (svix/failures.ts, zap/, fields/), and test/messages.test.ts gathers every message a person can read
   zap: 7, // a Zap's life: subscribe, unsubscribe, catch-up, pacing, access
   triggers: 8,
   'authentication.ts': 8,
