@@ -20,7 +20,7 @@ export type AuctionStatusChangedFields = {
 /** One Zap trigger item: the fields above, and every other field the event carried (see extraFields). */
 export type AuctionStatusChangedItem = AuctionStatusChangedFields & { [extra: string]: ExtraValue };
 
-export type ItemOutputField = OutputField & { key: keyof AuctionStatusChangedFields };
+type ItemOutputField = OutputField & { key: keyof AuctionStatusChangedFields };
 
 export const auctionStatusChangedOutputFields: ItemOutputField[] = [
   {
@@ -116,7 +116,7 @@ export const eventTimeOf = (fromId: number | undefined, fallbackMs: number): num
   return plausible ? fromId : fallbackMs;
 };
 
-export interface EventEnvelope {
+interface EventEnvelope {
   messageId: string;
   /** When the event happened, in milliseconds since the epoch (see eventTimeMs). */
   occurredAtMs: number;

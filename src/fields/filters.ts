@@ -41,7 +41,7 @@ export interface Filters {
   showSkipped: boolean;
 }
 
-export type FilterResult = { ok: true; filters: Filters } | { ok: false; field: FilterField };
+type FilterResult = { ok: true; filters: Filters } | { ok: false; field: FilterField };
 
 /**
  * Case, spaces, dashes and underscores do not matter: "open for bidding",

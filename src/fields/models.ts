@@ -10,17 +10,17 @@ import { mapFields, outputFieldsOf, type FieldSpec, type ZapFields } from './zap
  * model the data is.
  */
 
-export const auctioneerFieldSpecs: FieldSpec<AuctioneerApiModel>[] = [
+const auctioneerFieldSpecs: FieldSpec<AuctioneerApiModel>[] = [
   { key: 'id', label: 'ID', type: 'string', read: (m) => m.id },
   { key: 'name', label: 'Name', type: 'string', read: (m) => m.name },
 ];
 
-export const urlAttachmentFieldSpecs: FieldSpec<UrlAttachmentApiModel>[] = [
+const urlAttachmentFieldSpecs: FieldSpec<UrlAttachmentApiModel>[] = [
   { key: 'url', label: 'URL or Video ID', type: 'string', read: (m) => m.url },
   { key: 'label', label: 'Label', type: 'string', read: (m) => m.label },
 ];
 
-export const addressFieldSpecs: FieldSpec<AddressModel>[] = [
+const addressFieldSpecs: FieldSpec<AddressModel>[] = [
   { key: 'id', label: 'ID', type: 'string', read: (m) => m.id },
   { key: 'addressLine1', label: 'Address Line 1', type: 'string', read: (m) => m.addressLine1 },
   { key: 'addressLine2', label: 'Address Line 2', type: 'string', read: (m) => m.addressLine2 },
@@ -34,23 +34,23 @@ export const addressFieldSpecs: FieldSpec<AddressModel>[] = [
   { key: 'longitude', label: 'Longitude', type: 'string', read: (m) => m.longitude },
 ];
 
-export const countryFieldSpecs: FieldSpec<CountryModel>[] = [
+const countryFieldSpecs: FieldSpec<CountryModel>[] = [
   { key: 'id', label: 'ID', type: 'string', read: (m) => m.id },
   { key: 'code', label: 'Code', type: 'string', read: (m) => m.code },
   { key: 'name', label: 'Name', type: 'string', read: (m) => m.name },
 ];
 
-export const currencyFieldSpecs: FieldSpec<CurrencyModel>[] = [
+const currencyFieldSpecs: FieldSpec<CurrencyModel>[] = [
   { key: 'id', label: 'ID', type: 'string', read: (m) => m.id },
   { key: 'code', label: 'Code', type: 'string', read: (m) => m.code },
   { key: 'name', label: 'Name', type: 'string', read: (m) => m.name },
 ];
 
-export const mapAuctioneer = (m: AuctioneerApiModel): ZapFields => mapFields(auctioneerFieldSpecs, m);
-export const mapUrlAttachment = (m: UrlAttachmentApiModel): ZapFields => mapFields(urlAttachmentFieldSpecs, m);
+const mapAuctioneer = (m: AuctioneerApiModel): ZapFields => mapFields(auctioneerFieldSpecs, m);
+const mapUrlAttachment = (m: UrlAttachmentApiModel): ZapFields => mapFields(urlAttachmentFieldSpecs, m);
 export const mapAddress = (m: AddressModel): ZapFields => mapFields(addressFieldSpecs, m);
-export const mapCountry = (m: CountryModel): ZapFields => mapFields(countryFieldSpecs, m);
-export const mapCurrency = (m: CurrencyModel): ZapFields => mapFields(currencyFieldSpecs, m);
+const mapCountry = (m: CountryModel): ZapFields => mapFields(countryFieldSpecs, m);
+const mapCurrency = (m: CurrencyModel): ZapFields => mapFields(currencyFieldSpecs, m);
 
 export const auctioneerOutputFields = outputFieldsOf(auctioneerFieldSpecs);
 export const urlAttachmentOutputFields = outputFieldsOf(urlAttachmentFieldSpecs);
@@ -59,7 +59,7 @@ export const countryOutputFields = outputFieldsOf(countryFieldSpecs);
 export const currencyOutputFields = outputFieldsOf(currencyFieldSpecs);
 
 /** Typed example models, and the Zap fields they give: what a Zap step would show. */
-export const sampleModels = {
+const sampleModels = {
   auctioneer: { '@class': ClassNames.AuctioneerApiModel, id: '1042', name: 'Harbour Street Auctions' },
   urlAttachment: {
     '@class': ClassNames.UrlAttachmentApiModel,

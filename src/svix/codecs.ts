@@ -6,7 +6,8 @@ import * as t from 'io-ts';
  * API contract: only the fields used here are required, extra fields pass.
  */
 
-const nullable = <C extends t.Mixed>(codec: C) => t.union([codec, t.null, t.undefined]);
+/** A field Svix may send as null, or leave out. */
+export const nullable = <C extends t.Mixed>(codec: C) => t.union([codec, t.null, t.undefined]);
 
 export const ApplicationOut = t.type({ id: t.string, name: t.string }, 'ApplicationOut');
 export type ApplicationOut = t.TypeOf<typeof ApplicationOut>;
@@ -78,29 +79,3 @@ export const HTTPValidationError = t.type(
   'HTTPValidationError',
 );
 export type HTTPValidationError = t.TypeOf<typeof HTTPValidationError>;
-
-/** The Consumer Apps of an environment, as the set-up lists them: with the uid it gives the apps it makes. */
-export const ListResponseApplicationOut = t.intersection(
-  [
-    t.type({
-      data: t.array(t.intersection([ApplicationOut, t.partial({ uid: nullable(t.string) })], 'ApplicationOut')),
-      done: t.boolean,
-    }),
-    t.partial({ iterator: nullable(t.string) }),
-  ],
-  'ListResponse_ApplicationOut_',
-);
-export type ListResponseApplicationOut = t.TypeOf<typeof ListResponseApplicationOut>;
-
-/** An integration of a Consumer App: app-scoped credentials, as Svix's own Zapier package uses. */
-export const IntegrationOut = t.type({ id: t.string, name: t.string }, 'IntegrationOut');
-export type IntegrationOut = t.TypeOf<typeof IntegrationOut>;
-
-export const ListResponseIntegrationOut = t.intersection(
-  [t.type({ data: t.array(IntegrationOut), done: t.boolean }), t.partial({ iterator: nullable(t.string) })],
-  'ListResponse_IntegrationOut_',
-);
-export type ListResponseIntegrationOut = t.TypeOf<typeof ListResponseIntegrationOut>;
-
-export const IntegrationKeyOut = t.type({ key: t.string }, 'IntegrationKeyOut');
-export type IntegrationKeyOut = t.TypeOf<typeof IntegrationKeyOut>;

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 /**
  * Identifier patterns from Svix's API contract (Svix OpenAPI 1.947.0:
  * ApplicationOut.id, EndpointOut.id, MessageOut.id). Ids are checked against
@@ -24,10 +22,3 @@ export const isAppId = (value: string): boolean => APP_ID_PATTERN.test(value);
 export const isIntegrationKey = (apiKey: string): boolean => apiKey.trim().startsWith('integsk_');
 export const isEndpointId = (value: string): boolean => ENDPOINT_ID_PATTERN.test(value);
 export const isMessageId = (value: string): boolean => MESSAGE_ID_PATTERN.test(value);
-
-/**
- * A stable endpoint uid for a receiving address: the set-up's endpoint, made again for the same address, is found
- * by it (Svix answers 409) instead of a second one being added. The prefix says who made it.
- */
-export const endpointUid = (madeBy: 'zapier' | 'setup', url: string): string =>
-  `${madeBy}-${createHash('sha256').update(url, 'utf8').digest('hex').slice(0, 40)}`;

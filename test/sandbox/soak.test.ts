@@ -32,6 +32,7 @@ const Result = t.type({
   forgedRefused: t.number,
   forgedReplays: t.number,
   forgedWithRevoked: t.number,
+  revokedUnsent: t.number,
   redelivered: t.number,
   overlapping: t.number,
   duplicatesDropped: t.number,
@@ -98,6 +99,9 @@ describe('soak (small)', () => {
     // the integration has seen one replaced, so how many go depends on timing), redeliveries overlapping the
     // first, endpoint failures, cache faults, a fault on each rotation's first read, junk after each rotation.
     expect(result.forged).toBe(20);
+    // Those signed with a revoked secret went once this process had read the new one: revocation was tried.
+    expect(result.forgedWithRevoked).toBeGreaterThan(0);
+    expect(result.revokedUnsent).toBe(0);
     // Every forgery but the replays of a real id (run once, as the real event), and every junk delivery, is refused.
     expect(result.forgedRefused).toBe(result.forged - result.forgedReplays + result.junkBurst);
     expect(result.redelivered).toBe(20);

@@ -1,6 +1,6 @@
 import nock from 'nock';
 import { auctionStatusChangeEventType } from '../../src/svix/eventType';
-import { endpointUid } from '../../src/svix/ids';
+import { setupEndpointUid } from '../../src/tools/setup/setup';
 import { parkedUrlOf, zapScopeOf, zapUidOf } from '../../src/zap/policy';
 import { requestSettings } from '../../src/zapier/io';
 import { SvixEmulator } from '../../src/tools/sandbox/emulator';
@@ -307,7 +307,7 @@ describe('performSubscribe', () => {
     expect(zapUidOf(SCOPE)).not.toBe(named);
     expect(zapUidOf(zapScopeOf(undefined, `${TARGET_URL}x`))).not.toBe(zapUidOf(SCOPE));
     expect(named).toMatch(/^zapier-zap-[0-9a-f]{32}$/);
-    expect(endpointUid('setup', TARGET_URL)).not.toBe(endpointUid('zapier', TARGET_URL));
+    expect(setupEndpointUid(TARGET_URL)).not.toBe(zapUidOf(SCOPE));
   });
 });
 

@@ -85,6 +85,8 @@ export interface SoakResult {
   forgedReplays: number;
   /** Forgeries signed with a secret revoked by a rotation (and seen replaced by the integration). */
   forgedWithRevoked: number;
+  /** Forgeries planned with a revoked secret and never sent: no process of the app learnt of a rotation. */
+  revokedUnsent: number;
   redelivered: number;
   /** Performs that started while another perform of the same message was running. */
   overlapping: number;
@@ -125,7 +127,7 @@ export interface SoakResult {
 export const soakLine = (result: SoakResult): string =>
   `soak: seed=${result.seed} events=${result.events} zap_runs=${result.zapRuns} lost=${result.lost} doubled=${result.doubled} ` +
   `forged_accepted=${result.forgedAccepted} forged=${result.forged} forged_refused=${result.forgedRefused} ` +
-  `forged_replays=${result.forgedReplays} forged_with_revoked=${result.forgedWithRevoked} ` +
+  `forged_replays=${result.forgedReplays} forged_with_revoked=${result.forgedWithRevoked} revoked_unsent=${result.revokedUnsent} ` +
   `redelivered=${result.redelivered} overlapping=${result.overlapping} ` +
   `transient_failures=${result.transientFailures} svix_retries=${result.svixRetries} ` +
   `endpoint_unanswered=${result.endpointUnanswered} not_served=${result.notServed} ` +
@@ -375,10 +377,19 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
     }
     // Deliveries that failed at the endpoint come back on Svix's (compressed) schedule.
     // Forgeries still held back go once the integration has seen a rotation.
-    for (let settled = 0; settled < 3; settled += 1) {
+    for (let settled = 1; settled <= 3; settled += 1) {
+      const began = Date.now();
       await emulator.idle();
+      const svixIdle = Date.now();
       await runner.idle();
+      const runnerIdle = Date.now();
+      const held = heldBack.length;
       await sendHeldBack();
+      say(
+        `soak: settle ${settled}/3: Svix's queue ${((svixIdle - began) / 1000).toFixed(1)} s, the Zaps' runs ` +
+          `${((runnerIdle - svixIdle) / 1000).toFixed(1)} s, ${held - heldBack.length} of ${held} forgeries signed ` +
+          `with a revoked secret sent in ${((Date.now() - runnerIdle) / 1000).toFixed(1)} s`,
+      );
     }
     await runner.turnOff(zap);
 
@@ -423,6 +434,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
       ).length,
       forgedReplays: replayedIds.size,
       forgedWithRevoked,
+      revokedUnsent: heldBack.length,
       redelivered,
       overlapping: runner.runs.filter((run) => run.overlapped).length,
       duplicatesDropped: runner.runs.filter(
@@ -558,7 +570,11 @@ export const main = async (argv: string[]): Promise<number> => {
     for (const line of result.lostDetail) process.stdout.write(`lost: ${line}\n`);
     for (const line of result.failedDetail) process.stdout.write(`failed: ${line}\n`);
   }
-  return result.lost === 0 && result.doubled === 0 && result.forgedAccepted === 0 ? 0 : 1;
+  // A run that planned forgeries signed with a revoked secret and sent none has not tested revocation.
+  if (result.forgedWithRevoked === 0 && result.revokedUnsent > 0)
+    process.stdout.write('soak: failed: no forgery signed with a revoked secret was sent\n');
+  const revocationTested = result.forgedWithRevoked > 0 || result.revokedUnsent === 0;
+  return result.lost === 0 && result.doubled === 0 && result.forgedAccepted === 0 && revocationTested ? 0 : 1;
 };
 
 if (require.main === module) runCommand(() => main(process.argv.slice(2)), 'The soak stopped');

@@ -1,4 +1,4 @@
-import { IntegrationKeyOut, IntegrationOut, ListResponseIntegrationOut } from '../../svix/codecs';
+import { IntegrationKeyOut, IntegrationOut, ListResponseIntegrationOut } from './codecs';
 import type { SvixClient } from './client';
 
 /**

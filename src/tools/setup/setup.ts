@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { ApplicationOut, EndpointOut, ListResponseApplicationOut } from '../../svix/codecs';
+import { ApplicationOut, EndpointOut } from '../../svix/codecs';
+import { ListResponseApplicationOut } from './codecs';
 import { EVENT_TYPE_NAME, ensureEventType } from '../../svix/eventType';
-import { endpointUid } from '../../svix/ids';
 import { SvixClient, SvixFailure } from './client';
 import { ensureIntegrationKey, type IntegrationKeyOutcome } from './integrationKey';
 
@@ -130,7 +130,7 @@ const registerEventType = async (client: SvixClient): Promise<SetupResult['event
 
 const ensureEndpoint = async (client: SvixClient, appId: string, url: string) => {
   const action = 'adding your endpoint';
-  const uid = endpointUid('setup', url);
+  const uid = setupEndpointUid(url);
   const created = await client.call({
     method: 'POST',
     path: `/api/v1/app/${encodeURIComponent(appId)}/endpoint`,
@@ -220,3 +220,10 @@ export const runSetup = async (options: SetupOptions): Promise<SetupResult> => {
   }
   return result;
 };
+
+/**
+ * A stable uid for the set-up's endpoint at an address: made again for the same address, it is found by it (Svix
+ * answers 409) instead of a second one being added.
+ */
+export const setupEndpointUid = (url: string): string =>
+  `setup-${createHash('sha256').update(url, 'utf8').digest('hex').slice(0, 40)}`;
