@@ -1,4 +1,5 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { signatureHeader } from '../svix/signing';
 import { isRight } from 'fp-ts/Either';
 import app from '../../index';
 import { EndpointSecretOut, ListResponseEndpointOut, MessageOut } from '../../svix/codecs';
@@ -103,12 +104,11 @@ const schemaCheck = (call: RecordedCall): string => {
 const delivery = (message: { id: string; payload: unknown }, secret: string) => {
   const content = JSON.stringify(message.payload);
   const timestamp = String(Math.floor(Date.now() / 1000));
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const signature = createHmac('sha256', key).update(`${message.id}.${timestamp}.${content}`).digest('base64');
+  const signature = signatureHeader([secret], message.id, timestamp, content);
   return {
     method: 'POST',
     querystring: '',
-    headers: { 'Http-Svix-Id': message.id, 'Http-Svix-Timestamp': timestamp, 'Http-Svix-Signature': `v1,${signature}` },
+    headers: { 'Http-Svix-Id': message.id, 'Http-Svix-Timestamp': timestamp, 'Http-Svix-Signature': signature },
     content,
   };
 };

@@ -1,10 +1,10 @@
-import { createHmac } from 'node:crypto';
 import type { RequestOptions } from '../../zapier/io';
 import { encodeKsuidMs } from '../../svix/ksuid';
 import { EVENT_TYPE_NAME } from '../../svix/eventType';
 import type { Random } from './random';
 import type { Scheduler } from './scheduler';
 import { keysSigningAt, rotateKeys } from '../svix/rules';
+import { signatureHeader } from '../svix/signing';
 
 /**
  * Svix as a simulated run sees it: one Consumer App with the Zaps' endpoints, each with its secrets over time, the
@@ -169,7 +169,7 @@ export class SimSvix {
   };
   /** The signature header of a delivery signed at `seconds` (Svix's whole seconds) with these keys. */
   sign = (id: string, seconds: number, body: string, keys: readonly string[]): string =>
-    keys.map((key) => `v1,${hmac(key, `${id}.${seconds}.${body}`)}`).join(' ');
+    signatureHeader(keys, id, String(seconds), body);
   /** A message the auction service sends now. Svix takes its time (the id's and the record's) before the transaction
    * that writes it, which commits `commitMs` later: only then do reads find it, and attempts begin. */
   createMessage(payload: SimMessage['payload'], commitMs: number, zap = 0): SimMessage {
@@ -299,12 +299,6 @@ const recordOf = (value: unknown): Record<string, string> =>
   Object.fromEntries(
     Object.entries(Object(value)).flatMap(([key, each]) => (typeof each === 'string' ? [[key, each]] : [])),
   );
-
-/** HMAC-SHA256 in base64 under a secret (its key bytes follow `whsec_`, in base64), as Svix signs. */
-const hmac = (key: string, text: string) =>
-  createHmac('sha256', Buffer.from(key.slice(6), 'base64'))
-    .update(text)
-    .digest('base64');
 
 /** A message as Svix's record lists it: its payload marked, so the oracle tells Svix's copy from a delivered body. */
 const messageOut = ({ id, createdAt, payload }: Pick<SimMessage, 'id' | 'createdAt' | 'payload'>) => ({

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { secretKey, sign } from '../../../svix/signature';
+import { signatureHeader } from '../../svix/signing';
 import {
   afterRetriesUsedUp,
   DISABLE_AFTER_MS,
@@ -109,14 +109,6 @@ export const isLoopbackUrl = (url: string): boolean => {
 
 export const matches = (endpoint: EndpointRecord, message: MessageRecord): boolean =>
   !endpoint.disabled && (!endpoint.eventTypes || endpoint.eventTypes.includes(message.eventType));
-
-/** `v1,<sig>` for each secret, space-separated, as Svix signs during a rotation. */
-export const signatureHeader = (secrets: readonly string[], id: string, timestamp: string, body: string): string =>
-  secrets
-    .map((secret) => secretKey(secret))
-    .filter((key): key is Buffer => key !== undefined)
-    .map((key) => `v1,${sign(key, id, timestamp, body)}`)
-    .join(' ');
 
 export class Dispatcher {
   private readonly queue: Task[] = [];
