@@ -49,7 +49,7 @@ const BUDGETS: Record<string, number> = {
   'docs/guide.md': 1_400,
   'docs/svix-setup.md': 950,
   'README.md': 1_000,
-  'docs/guarantees.md': 1_650,
+  'docs/guarantees.md': 1_800, // with the legend of the simulation's counters (#61)
   'docs/performance.md': 400,
   'docs/svix-fidelity.md': 1_100,
   'CHANGELOG.md': 300,

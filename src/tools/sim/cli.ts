@@ -10,8 +10,9 @@ import { simulate } from './world';
 /** `npm run simulate`: the delivery path in a seeded, deterministic simulation (see world.ts). */
 const USAGE = `Usage: npm run simulate -- [--seed N | --seeds FROM-TO] [--setting NAME|all] [--set KEY=VALUE]...
                          [--workers N] [--quiet]
-One seed prints its line and a trace of each failure (default setting: base). A sweep of seeds (default 1-100, every
-setting) prints each setting's worst, and the line of each failing seed with its replay; --quiet, only the first 3.
+One seed prints a verdict in words, its line and a trace of each failure (default setting: base). A sweep of seeds
+(default 1-100, every setting) says how far it has got every 10 s, then each setting's worst, the line of each failing
+seed with its replay (--quiet: the first 3), and a verdict. docs/guarantees.md says what each counter means.
   --setting: ${SETTINGS.map((setting) => setting.name).join(', ')}
   --set, a field of the setting: ${Object.keys(FIELDS).join(', ')}
   --workers: the processes a sweep is shared among (1 to 16, default 2)`;
@@ -19,7 +20,7 @@ setting) prints each setting's worst, and the line of each failing seed with its
 const OPTIONS = {
   ...{ seed: { type: 'string' }, seeds: { type: 'string' }, setting: { type: 'string' }, workers: { type: 'string' } },
   ...{ set: { type: 'string', multiple: true } },
-  ...{ quiet: { type: 'boolean' }, worker: { type: 'boolean' } },
+  ...{ quiet: { type: 'boolean' }, worker: { type: 'boolean' }, help: { type: 'boolean' } },
 } as const satisfies ParseArgsConfig['options'];
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
 type Seeds = { from: number; to: number };
@@ -110,6 +111,10 @@ export const main = async (argv: string[]): Promise<number> => {
   }
   const { values, seeds, workers, settings } = plan;
   const write = (line: string) => process.stdout.write(`${line}\n`);
+  if (values.help) {
+    write(USAGE);
+    return 0;
+  }
   process.stdout.on('error', (error: NodeJS.ErrnoException) => process.exit(error.code === 'EPIPE' ? 0 : 1)); // | head
   if (values.worker) {
     for (const setting of settings)
@@ -119,11 +124,22 @@ export const main = async (argv: string[]): Promise<number> => {
   const started = Date.now();
   const outcomes: Outcome[] = [];
   const share = Math.min(workers, seeds.to - seeds.from + 1);
-  if ((await sweepIn(share, argv, seeds, (outcome) => outcomes.push(outcome))).some((code) => code !== 0)) {
+  const total = settings.length * (seeds.to - seeds.from + 1);
+  // Long work says how far it has got, on stderr (stdout is the result).
+  const progress = setInterval(() => {
+    const percent = Math.floor((outcomes.length / total) * 100);
+    process.stderr.write(`simulate: ${outcomes.length} of ${total} runs (${percent}%), ${failedSoFar()} failing\n`);
+  }, 10_000);
+  const failedSoFar = () => outcomes.filter(failed).length;
+  const codes = await sweepIn(share, argv, seeds, (outcome) => outcomes.push(outcome)).finally(() =>
+    clearInterval(progress),
+  );
+  if (codes.some((code) => code !== 0)) {
     process.stderr.write('A worker of the simulation stopped early.\n');
     return 1;
   }
   outcomes.sort((a, b) => a.seed - b.seed);
+  if (values.seed !== undefined) for (const outcome of outcomes) write(verdictOf(outcome));
   for (const setting of settings) {
     const ran = outcomes.filter((outcome) => outcome.setting === setting.name);
     if (values.seed === undefined) write(summaryLine(setting, ran, seeds));
@@ -134,9 +150,30 @@ export const main = async (argv: string[]): Promise<number> => {
   }
   const seconds = (Date.now() - started) / 1000;
   const rate = `${Math.round((outcomes.length / seconds) * 60)} a minute, ${share} workers, Node ${process.version}`;
-  if (values.seed === undefined)
+  if (values.seed === undefined) {
     write(`sweep: ${outcomes.length} runs of ${settings.length} settings in ${seconds.toFixed(1)} s (${rate})`);
+    const broke = outcomes.filter(failed).length;
+    write(
+      broke === 0
+        ? `verdict: every promise kept in all ${outcomes.length} runs.`
+        : `verdict: ${broke} of ${outcomes.length} runs broke a promise: each failing line above gives its replay.`,
+    );
+  }
   return outcomes.some(failed) ? 1 : 0;
+};
+
+/** One run's verdict, in words, before its counters. */
+const verdictOf = (outcome: Outcome): string => {
+  const { events, lost, doubled, forgedRun, revokedRun, late } = outcome;
+  if (!failed(outcome))
+    return `verdict: every promise kept: of ${events} events none lost, none run twice, no forged body run; the slowest ran ${late.max} s after it was made.`;
+  const broken = [
+    ...(lost > 0 ? [`${lost} lost`] : []),
+    ...(doubled > 0 ? [`${doubled} run twice`] : []),
+    ...(forgedRun > 0 ? [`${forgedRun} forged bodies run`] : []),
+    ...(revokedRun > 0 ? [`${revokedRun} bodies signed with a revoked secret run`] : []),
+  ];
+  return `verdict: a promise broken (${broken.join(', ') || 'see the counters'}); the traces below show where.`;
 };
 
 if (require.main === module) runCommand(() => main(process.argv.slice(2)), 'The simulation stopped');
