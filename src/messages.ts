@@ -61,7 +61,7 @@ export const RECORD_REFUSALS = {
   beforeEndpoint:
     "Nothing to do: this delivery's signature did not match, and its event happened before this Zap was turned on, so the Zap did not run for it.",
   endpointGone:
-    'Nothing to do if this Zap is off; if it is on, turn it off and on again: its endpoint was deleted in Svix (34 hours after the Zap went off, or by hand), so this delivery did not run.',
+    'Nothing to do if this Zap is off; if it is on, turn it off and on again: its link to Svix was removed (once the Zap went off, or by hand in Svix), so this delivery did not run.',
   // No ID to resend: the auction service cannot send an event again (#54); Svix dropped it, as its retention says.
   expired:
     "Nothing to do: Svix no longer keeps this event's content, so the Zap could not confirm it and did not run. The auction's next status change runs the Zap as usual.",
@@ -123,9 +123,16 @@ export const couldNotRead =
     return { kind: 'error', code: 'SignatureNotChecked', status: 503, message, ...log };
   };
 
-/** What the Zap's history says of an event its options skipped, when asked to show them (#54). */
-export const skippedMessage = (by: Skipped): string =>
-  `Nothing to do unless you want such events: the option "${FILTER_LABELS[by]}" skipped this one, so the Zap did not run. You asked to see skipped events ("${FILTER_LABELS.showSkipped}").`;
+/**
+ * What the Zap's history says of an event its options skipped, when asked to show them (#54): the option, and the
+ * event's status by its real name, so that a builder learns the names the auction service uses (it publishes no
+ * list). A status is a verified event's, and named only when it looks like one (letters, digits, spaces, `_` or
+ * `-`, up to 40): anything else is not repeated.
+ */
+export const skippedMessage = (by: Skipped, status: string): string => {
+  const named = /^[\p{L}\p{N} _-]{1,40}$/u.test(status) ? ` (status ${status})` : '';
+  return `Nothing to do unless you want such events: the option "${FILTER_LABELS[by]}" skipped this one${named}, so the Zap did not run. You asked to see skipped events ("${FILTER_LABELS.showSkipped}").`;
+};
 
 /** What a person reads in Zapier when turning the Zap on or a delivery cannot go ahead (a delivery's halts and errors are worded above). */
 export const MESSAGES = {

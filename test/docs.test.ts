@@ -46,7 +46,7 @@ const words = (markdown: string): number => markdown.split(/\s+/).filter((word) 
 
 /** Each document's budget in words, for its one reader. */
 const BUDGETS: Record<string, number> = {
-  'docs/guide.md': 1_400,
+  'docs/guide.md': 1_650, // with a worked example and how to learn the statuses' names (#61)
   'docs/svix-setup.md': 950,
   'README.md': 1_100, // with the path's diagram (#61.6)
   'docs/guarantees.md': 1_800, // with the legend of the simulation's counters (#61)
@@ -124,6 +124,20 @@ describe('the fidelity table, for whoever changes a model of Svix', () => {
 });
 
 describe('the guide, for the person building Zaps', () => {
+  it('works through the job it is for: an email when an auction closes, its recipients, the UUIDs collected (#61.10)', () => {
+    const example = guide.slice(guide.indexOf('## An example'), guide.indexOf('## When something goes wrong'));
+    for (const step of ['Only These Statuses', 'no bidder', 'Auction UUID', 'lookup', 'one row per **Auction UUID**'])
+      expect(example).toContain(step);
+  });
+
+  it("says how to learn the statuses' real names: the list of recent ones, and skipped events' halts (#61.8)", () => {
+    const options = guide.slice(guide.indexOf('**Only These Statuses**'), guide.indexOf('**Only This Auctioneer**'));
+    expect(options).toMatch(/a status typed wrong never runs/);
+    expect(options).toMatch(
+      /Show Skipped\s+Events\*\* at\s+\*\*Yes\*\* for the first days: each event it skips is halted with\s+its status named/,
+    );
+  });
+
   it("has a table of fields that matches the trigger's output fields (run npm run docs after changing them)", () => {
     const start = guide.indexOf(FIELDS_START);
     const end = guide.indexOf(FIELDS_END);

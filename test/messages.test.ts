@@ -120,7 +120,7 @@ const zapierMessages = async (): Promise<string[]> => {
     couldNotCheck(MESSAGE_ID).message,
     ...REFUSALS.map(refusalMessage),
     ...FILTER_FIELDS.map(unreadableFilter),
-    ...(['statuses', 'auctioneerUuid', 'skipOutdated'] as const).map(skippedMessage),
+    ...(['statuses', 'auctioneerUuid', 'skipOutdated'] as const).map((by) => skippedMessage(by, 'X'.repeat(40))),
     ...Object.values(MESSAGES),
     ...Object.values(ENDPOINT_MESSAGES),
     EVENT_TYPE_NOT_PERMITTED,
@@ -210,6 +210,26 @@ describe('messages, where they are read', () => {
     expect(unquoted).toEqual([]);
     const stale = openings.filter((opening) => !messages.some((message) => message.startsWith(opening)));
     expect(stale).toEqual([]);
+  });
+
+  it("speaks of what a person knows, a Zap turned on or off and its link to Svix, never Svix's words for it (#61.7)", async () => {
+    const words = /\bendpoints?\b|\bpark(ed|ing)?\b|\bpoint(ing)?\b|\bpacing\b/i;
+    expect((await zapierMessages()).filter((message) => words.test(message))).toEqual([]);
+  });
+
+  it("gives one name to the person who owns the Consumer App, and the address of Svix's status page (#61.9)", async () => {
+    const messages = await zapierMessages();
+    expect(messages.filter((message) => /whoever owns/i.test(message))).toEqual([]);
+    const statusPage = messages.filter((message) => /status page/.test(message));
+    expect(statusPage.length).toBeGreaterThan(0);
+    for (const message of statusPage) expect(message).toContain('status.svix.com');
+  });
+
+  it("names a skipped event's status only where it looks like one (#61.8)", () => {
+    expect(skippedMessage('statuses', 'LOTS_SOLD')).toContain('(status LOTS_SOLD)');
+    expect(skippedMessage('statuses', 'Sold out')).toContain('(status Sold out)');
+    for (const odd of ['<b>CLOSED</b>', 'A'.repeat(41), 'CLOSED\nNothing', ''])
+      expect(skippedMessage('statuses', odd)).not.toContain('(status');
   });
 
   it('has something to render', async () => {

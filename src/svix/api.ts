@@ -24,14 +24,14 @@ import type * as t from 'io-ts';
 /** What each call does, as a phrase in the messages a person reads ("Svix refused the key while …"). */
 export const ACTIONS = {
   readApp: 'reading your Consumer App',
-  createEndpoint: "creating this Zap's endpoint",
-  readEndpoint: "reading this Zap's endpoint",
-  paceEndpoint: "pacing this Zap's endpoint with the others",
-  listEndpoints: "reading your Consumer App's endpoints",
-  pointEndpoint: "pointing this Zap's endpoint at Zapier",
-  parkEndpoint: "parking this Zap's endpoint while it is off",
+  createEndpoint: 'linking this Zap to Svix',
+  readEndpoint: "reading this Zap's link to Svix",
+  paceEndpoint: 'sharing the pace of deliveries among your Zaps',
+  listEndpoints: "reading your Zaps' links to Svix",
+  pointEndpoint: 'turning this Zap on in Svix',
+  parkEndpoint: 'turning this Zap off in Svix',
   readSecret: "reading how Svix signs this Zap's deliveries",
-  deleteEndpoint: "removing this Zap's endpoint",
+  deleteEndpoint: "removing this Zap's link to Svix",
   recentEvents: 'reading recent auction events',
   confirmMessage: 'confirming the event with Svix',
 };
@@ -40,8 +40,8 @@ const appPath = (connection: Connection): string => `/api/v1/app/${encodeURIComp
 
 /** What a person reads in Zapier when this Zap's endpoint cannot be used. */
 export const ENDPOINT_MESSAGES = {
-  damaged: "Turn the Zap off and on again to make a new endpoint: this Zap's link to its endpoint in Svix is damaged.",
-  gone: "Turn the Zap off and on again to make a new endpoint: this Zap's endpoint no longer exists in Svix (someone may have deleted it there).",
+  damaged: "Turn the Zap off and on again to link it to Svix anew: this Zap's link to Svix is damaged.",
+  gone: "Turn the Zap off and on again to link it to Svix anew: this Zap's link no longer exists in Svix (someone may have deleted it there).",
 };
 
 const checkEndpointId = (caller: Caller, endpointId: string): string => {

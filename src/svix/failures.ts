@@ -197,7 +197,7 @@ export const describeStatus = (
           'SvixUnavailable',
           say.tryLater
             ? `${capitalised(say.tryLater)}: Svix had a temporary problem while ${action}. Nothing is wrong on your side.`
-            : `If this keeps happening, check Svix's status page: Svix had a temporary problem while ${action}${say.outcome}.`,
+            : `If this keeps happening, check Svix's status page, status.svix.com: Svix had a temporary problem while ${action}${say.outcome}.`,
         );
       }
       return error(

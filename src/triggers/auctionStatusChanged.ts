@@ -150,7 +150,7 @@ export const operationsFor = (runtime: Runtime) => {
     const claimBy = Math.max(event.deadline, clock.now() + CLAIM_MIN_MS);
     const claim = () => claimOnce(clock, io, claimKey(zap.zap, item.id), runtime.claimToken(), claimBy);
     // An event the options skip, the first time: quietly, or in the Zap's history where the person asked.
-    const skip = (by: Skipped): Items => (filters.showSkipped ? halt(io, skippedMessage(by)) : []);
+    const skip = (by: Skipped): Items => (filters.showSkipped ? halt(io, skippedMessage(by, item.status)) : []);
     const skipped = skippedBy(item, filters);
     if (skipped) return (await claim()) ? skip(skipped) : [];
     if (!filters.skipOutdated) return (await claim()) ? [item] : [];

@@ -20,7 +20,7 @@ const otherKey = (may: string) =>
   `Reconnect with an API Access Key, or ask whoever set up your Consumer App for an integration key that may ${may}`;
 
 export const ACCESS_MESSAGES = {
-  endpoints: `${otherKey('list endpoints')}: turning a Zap on adds an endpoint to your Consumer App, and Svix does not let this key list them.`,
+  endpoints: `${otherKey("list your Zaps' links")}: turning a Zap on links it to your Consumer App, and Svix does not let this key list those links.`,
   messages: `${otherKey('read messages')}: a Zap reads them to confirm an event its signature alone cannot, and Svix does not let this key.`,
   eventTypes: `${otherKey('read event types')}: turning a Zap on checks that ${EVENT_TYPE_NAME} is registered, and Svix does not let this key.`,
   eventTypeMissing: `Ask whoever set up your Consumer App to register the ${EVENT_TYPE_NAME} event type, or reconnect with an API Access Key: it is not registered, and an integration key may not register it.`,
@@ -30,7 +30,7 @@ export const ACCESS_MESSAGES = {
 
 /** What each check does, as a phrase in the messages a person reads. */
 export const ACCESS_ACTIONS = {
-  endpoints: "reading your Consumer App's endpoints",
+  endpoints: "reading your Zaps' links to Svix",
   messages: "reading your Consumer App's messages",
   eventType: EVENT_TYPE_ACTIONS.read,
 };

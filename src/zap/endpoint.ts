@@ -31,7 +31,7 @@ export const zapEndpointOf = (subscribeData: unknown): string | undefined => {
 
 /** What Test trigger of a Zap says when Svix disabled the Zap's endpoint. */
 export const THIS_ZAP_DISABLED =
-  'Turn this Zap off and on again so that auction events reach it: Svix disabled its endpoint after its deliveries failed for days. Events sent while it was disabled do not run; the auction service can send them again.';
+  'Turn this Zap off and on again so that auction events reach it: Svix disabled its link after its deliveries failed for days. Events sent while it was disabled do not run; the auction service can send them again.';
 
 /**
  * Test trigger of a Zap that is on: says so when Svix disabled its endpoint, as it does after deliveries failed for
@@ -58,7 +58,7 @@ export const endpointDescription = (zap: ZapMeta = {}): string => {
 export const EVENT_TYPE_NOT_PERMITTED = `Ask whoever set up your Consumer App to register the ${EVENT_TYPE_NAME} event type in Svix, then turn the Zap on again: it is not registered, and this connection's key may not register it.`;
 
 /** The event type is archived (Svix then sends it to no new endpoint), and this connection's key may not un-archive it. */
-export const EVENT_TYPE_ARCHIVED = `Ask whoever owns your Svix account to un-archive the ${EVENT_TYPE_NAME} event type in Svix, then turn the Zap on again: it is archived, and this connection's key may not un-archive it.`;
+export const EVENT_TYPE_ARCHIVED = `Ask whoever set up your Consumer App to un-archive the ${EVENT_TYPE_NAME} event type in Svix, then turn the Zap on again: it is archived, and this connection's key may not un-archive it.`;
 
 /** Whether a 422 names this field (`eventTypes`, or `eventTypes.0` as some servers give it). */
 const names = (refusal: { status: number; body: unknown }, field: string): boolean =>

@@ -178,13 +178,14 @@ describe('perform (a live delivery)', () => {
   it('shows an event the options skip, halted with the option that skipped it, where the person asked (#54)', async () => {
     const showing = { statuses: ['CLOSED'], showSkipped: true };
     const halted = await failure(run(signedRequest(body, { msgId: messageIdAt(Date.now()) }), showing));
-    expect(halted).toMatchObject({ name: 'HaltedError', message: skippedMessage('statuses') });
-    expect(halted.message).toContain('"Only These Statuses"');
+    expect(halted).toMatchObject({ name: 'HaltedError', message: skippedMessage('statuses', 'OPEN_FOR_BIDDING') });
+    // The option, and the status by its real name: a builder learns the names the auction service uses (#61.8).
+    expect(halted.message).toContain('"Only These Statuses" skipped this one (status OPEN_FOR_BIDDING)');
     // A copy of it again is a duplicate, not a skip: quietly nothing.
     const other = { auctioneerUuid: '11111111-2222-3333-4444-555555555555', showSkipped: 'yes' };
     const id = messageIdAt(Date.now());
     await expect(failure(run(signedRequest(body, { msgId: id }), other))).resolves.toMatchObject({
-      message: skippedMessage('auctioneerUuid'),
+      message: skippedMessage('auctioneerUuid', 'OPEN_FOR_BIDDING'),
     });
     await expect(run(signedRequest(body, { msgId: id }), other)).resolves.toEqual([]);
   });
