@@ -47,7 +47,7 @@ const words = (markdown: string): number => markdown.split(/\s+/).filter((word) 
 /** Each document's budget in words, for its one reader. */
 const BUDGETS: Record<string, number> = {
   'docs/guide.md': 1_650, // with a worked example and how to learn the statuses' names (#61)
-  'docs/svix-setup.md': 950,
+  'docs/svix-setup.md': 1_020, // which key goes where, and when to expire the set-up's (#61.11)
   'README.md': 1_100, // with the path's diagram (#61.6)
   'docs/guarantees.md': 1_800, // with the legend of the simulation's counters (#61)
   'docs/performance.md': 400,
@@ -201,6 +201,14 @@ describe('the guide, for the person building Zaps', () => {
 });
 
 describe("the Svix owner's steps", () => {
+  it('leaves no loose key: the API Access Key runs the set-up and expires; the builder gets the integration key (#61.11)', () => {
+    const setup = read('docs/svix-setup.md');
+    expect(setup).not.toMatch(/API Access Key for Zapier/);
+    expect(setup).toMatch(/Then expire the API Access Key "Zapier set-up"/);
+    expect(setup).toMatch(/the key for Zapier \(the integration key of §2; without it,\s+§1's API Access Key\)/);
+    expect(setup).toMatch(/a rate you edit in the dashboard is\s+overwritten/);
+  });
+
   const headings = svixSetup.match(/^## .+$/gm) ?? [];
 
   it('lead with the dashboard alone, saying what that key can do, then the one command for an integration key', () => {
