@@ -244,7 +244,7 @@ describe("the Svix owner's steps", () => {
     );
     const service = svixSetup.slice(svixSetup.indexOf('## 3.'), svixSetup.indexOf('## 4.'));
     expect(service).toMatch(/it can do anything\s+in the environment/);
-    expect(svixSetup).toMatch(/never by email or chat/);
+    expect(svixSetup).toMatch(/never by email or\s+chat/);
     expect(svixSetup).toMatch(/invite link/);
     expect(svixSetup).toMatch(/every Zap whose connection used it fails until its\s+builder reconnects/);
     expect(svixSetup).toMatch(/expire the old one/);
