@@ -153,13 +153,13 @@ describe('npm start', () => {
   it('says to put -- before the options when npm took them (npm start --events 3)', async () => {
     const { code, err } = await collect(['start', '--events', '3']);
     expect(code).toBe(2);
-    expect(err).toContain('npm took --events for itself');
+    expect(err).toContain('npm kept --events for itself');
     expect(err).toContain('If you ran `npm start --events 3`');
     expect(err).toContain('`npm start -- --events 3`');
     // `npm start --serve`: nothing is left for the sandbox, which says so rather than run the story.
     const serve = await collect(['start', '--serve']);
     expect(serve.code).toBe(2);
-    expect(serve.err).toContain('npm took --serve for itself');
+    expect(serve.err).toContain('npm kept --serve for itself');
     expect(serve.out).not.toMatch(/summary:/);
   }, 60_000);
 

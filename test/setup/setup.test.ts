@@ -362,13 +362,14 @@ describe('npm run setup (the command)', () => {
       await start();
       // `npm run setup --api-key sk_live_…`: npm keeps --api-key, and the key is left as an argument.
       const swallowed = await run([STRAY], { npm_config_api_key: 'true' });
-      expect(swallowed.err).toMatch(/npm took --api-key for itself/);
-      expect(swallowed.err).toContain('npm run setup -- --integration-key');
+      expect(swallowed.err).toMatch(/npm kept --api-key for itself/);
+      // What was typed, not a fixed example (#61.3).
+      expect(swallowed.err).toContain('as in `npm run setup -- --api-key`');
       // `npm run setup --api-key=sk_live_…`: npm keeps the whole option, value and all.
       const taken = await run([], { npm_config_api_key: STRAY });
       expect(taken.code).toBe(2);
       expect(taken.err).toMatch(/API Access Key is missing/);
-      expect(taken.err).toContain('npm run setup -- --integration-key');
+      expect(taken.err).toContain('as in `npm run setup -- --api-key`');
       expect(printed(taken)).not.toContain(STRAY);
     });
   });

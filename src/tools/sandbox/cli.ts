@@ -85,7 +85,6 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const NPM_HINT = npmHint('npm start', '--events 3');
 
 /** Runs the sandbox; `env` is where npm leaves the options it took for itself. */
 export const main = async (argv: string[], env: Env = process.env): Promise<number> => {
@@ -104,13 +103,13 @@ export const main = async (argv: string[], env: Env = process.env): Promise<numb
   try {
     ({ values } = parseArgs({ args: argv, options: OPTIONS, strict: true }));
   } catch (error) {
-    process.stderr.write(`${commandLineAdvice(error, 'npm start', Object.keys(OPTIONS), env, NPM_HINT)}\n${USAGE}\n`);
+    process.stderr.write(`${commandLineAdvice(error, 'npm start', 'npm start', argv, Object.keys(OPTIONS), env)}\n${USAGE}\n`);
     return 2;
   }
   // `npm start --serve`: npm took every option, and the whole story would run instead of what was asked.
   const took = optionsNpmTook(Object.keys(OPTIONS), env);
   if (argv.length === 0 && took.length > 0) {
-    process.stderr.write(`npm took ${took.join(', ')} for itself, so npm start was given nothing. ${NPM_HINT}\n`);
+    process.stderr.write(`npm start was given nothing: ${npmHint('npm start', took)}\n`);
     return 2;
   }
   if (values.help) {

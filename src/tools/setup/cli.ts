@@ -53,7 +53,6 @@ const OPTION_NAMES = Object.keys(OPTIONS);
 /** The command line read with OPTIONS; throws (with a `code`) on what the set-up does not take. */
 const parseOptions = (argv: string[]) => parseArgs({ args: argv, options: OPTIONS, strict: true });
 
-const NPM_HINT = npmHint('npm run setup', '--integration-key');
 
 /**
  * An integration key given for the API Access Key: the likely mistake while replacing the key Zapier uses.
@@ -95,7 +94,7 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
   try {
     ({ values } = parseOptions(argv));
   } catch (error) {
-    io.err(`${commandLineAdvice(error, 'The set-up', OPTION_NAMES, io.env, NPM_HINT)}\n\n${USAGE}`);
+    io.err(`${commandLineAdvice(error, 'The set-up', 'npm run setup', argv, OPTION_NAMES, io.env)}\n\n${USAGE}`);
     return 2;
   }
   if (values.help) {
@@ -111,7 +110,8 @@ export const main = async (argv: string[], io: CliIo): Promise<number> => {
     return 2;
   }
   if (apiKey === '') {
-    const npmTookIt = optionsNpmTook(OPTION_NAMES, io.env).length > 0 ? ` ${NPM_HINT}` : '';
+    const took = optionsNpmTook(OPTION_NAMES, io.env);
+    const npmTookIt = took.length > 0 ? ` ${npmHint('npm run setup', took)}` : '';
     io.err(`${KEY_MISSING}${npmTookIt}\n\n${USAGE}`);
     return 2;
   }
