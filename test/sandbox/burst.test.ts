@@ -9,8 +9,12 @@ import { runBurst } from '../../src/tools/sandbox/burst';
  */
 
 describe('a burst of events at once', () => {
-  it('paced at 25 a second, reaches Zapier with no 429, and every event runs once', async () => {
-    const result = await runBurst({ events: 60, paced: true });
+  it('paced at 25 a second, reaches Zapier with no 429, and every event runs once, saying how far it got', async () => {
+    const said: string[] = [];
+    const result = await runBurst({ events: 60, paced: true, say: (line) => said.push(line), sayEveryMs: 500 });
+    // Long work says how far it has got (#61.2).
+    expect(said.length).toBeGreaterThan(0);
+    expect(said[0]).toMatch(/^ {6}\d+ of 60 Zap runs so far, \d+ s in; Zapier refused 0\.$/);
     expect(result).toEqual(
       expect.objectContaining({ paced: true, hookLimitAnswers: 0, zapRuns: 60, doubled: 0, lost: 0 }),
     );

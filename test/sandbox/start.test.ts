@@ -67,6 +67,18 @@ const summaryOf = (text: string): Record<string, number> =>
   );
 
 describe('npm start', () => {
+  it('says what it is doing while it builds, and how long it took (#61.2)', async () => {
+    const child = spawn(process.execPath, ['scripts/build.mjs', '--force'], { cwd: ROOT });
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+    expect(err).toMatch(
+      /^Building the integration from src\/ \(about 20 s the first time, seconds after a change\)…\n/,
+    );
+    expect(err).toMatch(/Built in \d+ s\.\n$/);
+  }, 120_000);
+
   it('tells the whole story and ends with a machine-readable summary', async () => {
     const { code, out } = await collect(['start', '--', '--events', '6']);
     expect(code).toBe(0);
@@ -102,7 +114,9 @@ describe('npm start', () => {
     );
     expect(out).toMatch(/dropped .*already ran/);
     // Words a newcomer can read (#54): which status a filtered event had, no operation names, and a verdict.
-    expect(out).toMatch(/filtered msg_\w+ {2}\([A-Z_]+: not chosen in this Zap\)/);
+    // Each filtered line names its auction, so none reads as one auction going back (#61.3).
+    expect(out).toMatch(/filtered msg_\w+ {2}\(auction [0-9a-f]{8} is now [A-Z_]+: a status not chosen in this Zap\)/);
+    expect(out).toMatch(/Zapier's store for the app \(where each event's run is claimed, so it runs once\)/);
     expect(out).not.toMatch(/performSubscribe|performUnsubscribe|z\.cache/);
     expect(out).toMatch(/^It works: each event the Zap wants ran once/m);
     // Neither the sandbox key nor an endpoint secret is ever printed.
@@ -141,7 +155,20 @@ describe('npm start', () => {
     expect(out).toMatch(/a thousand times faster here/);
     const summary = summaryOf(out);
     expect(summary).toMatchObject({ events: 21, zap_runs: 21, doubled: 0, lost: 0, endpoints_left: 0 });
+    // The lines count every event the summary does (#61.3: they showed 17 of 21).
+    const counted = [...out.matchAll(/sent (\d+) events|(\d+) events sent|Sent (\d+) events/g)];
+    expect(counted.reduce((sum, match) => sum + Number(match[1] ?? match[2] ?? match[3]), 0)).toBe(summary.events);
     expect(out).not.toMatch(/whsec_|sk_sandbox_|integsk_/);
+  }, 60_000);
+
+  it('--burst explains its figures: the runs, the pace that sets its time, Zapier’s refusals (#61.2)', async () => {
+    const { code, out } = await collect(['start', '--', '--burst', '50', '--zaps', '2']);
+    expect(code).toBe(0);
+    expect(out).toMatch(
+      /100 Zap runs\. Svix paces your Zaps at 25 deliveries a second together, under the 30 Zapier takes/,
+    );
+    expect(out).toMatch(/take about 4 s/);
+    expect(out).toMatch(/Zapier's refusals \(zapier_429 below\): 0, each retried by Svix/);
   }, 60_000);
 
   it('refuses a bad --events with exit code 2', async () => {
@@ -154,8 +181,7 @@ describe('npm start', () => {
     const { code, err } = await collect(['start', '--events', '3']);
     expect(code).toBe(2);
     expect(err).toContain('npm kept --events for itself');
-    expect(err).toContain('If you ran `npm start --events 3`');
-    expect(err).toContain('`npm start -- --events 3`');
+    expect(err).toContain('`npm start -- --events`');
     // `npm start --serve`: nothing is left for the sandbox, which says so rather than run the story.
     const serve = await collect(['start', '--serve']);
     expect(serve.code).toBe(2);
@@ -204,6 +230,10 @@ describe('npm start', () => {
         child.once('exit', () => failed(new Error(`exited before listening: ${out}`)));
       });
       expect(listening).toBe(`http://127.0.0.1:${port}`);
+      // It says what listens, and who calls it (#61.3).
+      expect(out).toMatch(
+        /Svix emulator listening on http:\/\/127\.0\.0\.1:\d+: Zapier's CLI and the set-up call it there/,
+      );
       expect(out).toContain(`Consumer App ${SANDBOX_APP_ID}, with 4 auction events`);
       expect(out).toContain(`authData_appId=${SANDBOX_APP_ID}`);
       expect(out).toContain(`authData_serverUrl=${listening}`);

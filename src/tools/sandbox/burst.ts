@@ -44,6 +44,9 @@ export const runBurst = async (options: {
   hookLimit?: typeof HOOK_LIMIT;
   /** Svix's retries after a refused delivery (the sandbox's compressed schedule by default). */
   retryScheduleMs?: readonly number[];
+  /** Told how far the burst has got, every `sayEveryMs` (5 s by default). */
+  say?: (line: string) => void;
+  sayEveryMs?: number;
 }): Promise<BurstResult> => {
   const apiKey = 'testsk_burst';
   const emulator = new SvixEmulator({
@@ -75,10 +78,22 @@ export const runBurst = async (options: {
     const release = emulator.holdDeliveries();
     await Promise.all(Array.from({ length: options.events }, () => auctions.createAuction(auctioneer)));
     release();
-    // Svix retries what Zapier refused, on its (compressed) schedule; the runs finish.
-    for (let settled = 0; settled < 2; settled += 1) {
-      await emulator.idle();
-      await runner.idle();
+    // Svix retries what Zapier refused, on its (compressed) schedule; the runs finish. Long work says how far it got.
+    const expected = options.events * zaps.length;
+    const progress = setInterval(() => {
+      const ran = runner.runs.filter((run) => run.outcome === 'ran').length;
+      const refused = runner.hookLimitAnswers;
+      options.say?.(
+        `      ${ran} of ${expected} Zap runs so far, ${Math.round((Date.now() - started) / 1000)} s in; Zapier refused ${refused}.`,
+      );
+    }, options.sayEveryMs ?? 5_000);
+    try {
+      for (let settled = 0; settled < 2; settled += 1) {
+        await emulator.idle();
+        await runner.idle();
+      }
+    } finally {
+      clearInterval(progress);
     }
     for (const zap of zaps) await runner.turnOff(zap);
     const runs = new Map<string, number>();

@@ -138,6 +138,9 @@ export const runStory = async ({ events, say, archived = false }: StoryOptions):
     const auctionService = new AuctionService(client, setup.appId);
     const statusOf = (messageId: string | undefined) =>
       auctionService.emitted.find((event) => event.messageId === messageId)?.status;
+    /** The auction an event is about, by the start of its UUID: each line names its own. */
+    const auctionOf = (messageId: string | undefined) =>
+      auctionService.emitted.find((event) => event.messageId === messageId)?.auctionUuid.slice(0, 8) ?? '?';
     const ranBefore = new Set<string>();
     const explanations: Explanation[] = [];
     const explain = (run: ZapRun): Explanation => {
@@ -159,7 +162,7 @@ export const runStory = async ({ events, say, archived = false }: StoryOptions):
           const why = explain(run);
           explanations.push(why);
           return why === 'filtered'
-            ? `  · filtered ${run.messageId ?? '?'}  (${statusOf(run.messageId) ?? 'its status'}: not chosen in this Zap)`
+            ? `  · filtered ${run.messageId ?? '?'}  (auction ${auctionOf(run.messageId)} is now ${statusOf(run.messageId) ?? '?'}: a status not chosen in this Zap)`
             : why === 'duplicate'
               ? `  = dropped  ${run.messageId ?? '?'}  (delivered again; this Zap already ran for it)`
               : `  ? no run   ${run.messageId ?? '?'}  (the Zap should have run for it)`;
@@ -185,7 +188,7 @@ export const runStory = async ({ events, say, archived = false }: StoryOptions):
     if (archived) await archivedFirst(client, platform, setup, baseUrl, say);
     const zap = await runner.turnOn('Email bidders when an auction opens or sells', { statuses: ZAP_STATUSES });
     say(
-      `[3/7] Zapier stand-in at ${runnerUrl} (its cache for the app at ${platformUrl}, as on Zapier). Turned a Zap on (only statuses ${ZAP_STATUSES.join(', ')}):`,
+      `[3/7] Zapier stand-in at ${runnerUrl}, with Zapier's store for the app (where each event's run is claimed, so it runs once) at ${platformUrl}. Turned a Zap on (only statuses ${ZAP_STATUSES.join(', ')}):`,
     );
     say(`      Turning it on made its endpoint in Svix, ${zap.subscribeData.id}, sending to ${zap.targetUrl}`);
     if (archived)

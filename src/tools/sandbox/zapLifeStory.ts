@@ -73,9 +73,9 @@ export const runZapLife = async (say: (line: string) => void): Promise<ZapLifeSu
   try {
     await runner.start();
     let zap = await runner.turnOn('Email bidders', { catchUp: true });
-    say(`[1/4] Turned the Zap "${zap.name}" on, with "Run Events Missed While Off" set to Yes.`);
     await send(4);
     await settle();
+    say(`[1/4] Turned the Zap "${zap.name}" on, with "Run Events Missed While Off" set to Yes, and sent 4 events.`);
     for (const [index, { edit, words }] of EDITS.entries()) {
       // Sent just before the edit, then between its two calls, then after it.
       await send(3);

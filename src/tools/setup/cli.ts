@@ -209,31 +209,29 @@ const zapierKeyLines = (outcome: IntegrationKeyOutcome | undefined, appId: strin
       : [`Also give Zapier's "Server URL" field ${serverUrl}: this Svix is not at the address the key implies.`];
   if (outcome === undefined) {
     return [
-      `Then connect Zapier with the Consumer App ID and a key in the ${field} field. Recommended: an integration key,`,
-      'which works only in this Consumer App and can be replaced without touching anything else: run the set-up again',
-      'with --integration-key to make one. An API Access Key of your Svix account also works.',
+      `Then connect Zapier with the Consumer App ID and a key in the ${field} field.`,
+      'Recommended: an integration key, which works only in this Consumer App and can be replaced without touching anything else: run the set-up again with --integration-key to make one.',
+      'An API Access Key of your Svix account also works.',
       ...server,
     ];
   }
   if (outcome.kind === 'kept') {
     return [
-      'The integration key for Zapier was made on an earlier run. Svix shows a key only once, when it is made,',
-      'so it cannot be printed again: if you saved it, use it. If you did not (or that run stopped before printing it),',
-      'run the set-up again with --rotate-integration-key for a new one; Zapier connections that use the old key must',
-      'then be reconnected.',
+      'The integration key for Zapier was made on an earlier run.',
+      'Svix shows a key only once, when it is made, so it cannot be printed again: if you saved it, use it.',
+      'If you did not (or that run stopped before printing it), run the set-up again with --rotate-integration-key for a new one; Zapier connections that use the old key must then be reconnected.',
       ...server,
     ];
   }
   return [
     'Integration key for Zapier (shown only this once: copy it now):',
     `  ${outcome.key}`,
-    `Paste it into the ${field} field when you connect Zapier, with the Consumer App ID ${appId}; if someone else`,
-    'builds the Zaps, send it to them through a secure channel (a password manager, not email or chat).',
+    `Paste it into the ${field} field when you connect Zapier, with the Consumer App ID ${appId}.`,
+    'If someone else builds the Zaps, send it to them through a secure channel (a password manager, not email or chat).',
     ...server,
     ...(outcome.kind === 'rotated'
       ? [
-          'The previous integration key no longer works: reconnect every Zapier connection that used it',
-          '(in Zapier, open App Connections, find the connection, choose Reconnect and paste the new key).',
+          'The previous integration key no longer works: reconnect every Zapier connection that used it (in Zapier, open App Connections, find the connection, choose Reconnect and paste the new key).',
         ]
       : []),
   ];
