@@ -61,6 +61,9 @@ export const PACE_PER_SECOND = 25;
  * again before it signs anything alone. So a replaced secret runs no body, in any process, longer than this after
  * the rotation, whatever fails; and a warm process reads it at most this often. */
 export const SECRET_TRUSTED_MS = 10 * MINUTE;
+/** How recent a read a delivery needs for the secret to sign alone: SECRET_TRUSTED_MS less the 30 s Zapier gives a
+ * perform, so that the run it decides ends within SECRET_TRUSTED_MS of the read (its claim and sweep come after). */
+export const SECRET_SIGNS_ALONE_MS = SECRET_TRUSTED_MS - ZAPIER_PERFORM_MS;
 /** The Svix calls that deliveries the known secret did not sign may cost (junk does), per endpoint and process: a
  * token bucket of 8, one more each second. A failed call's retries come free, within the delivery's time. */
 export const JUNK_ALLOWANCE = { burst: 8, everyMs: SECOND };

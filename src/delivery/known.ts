@@ -1,4 +1,4 @@
-import { ENDPOINTS_KEPT, JUNK_ALLOWANCE, SECRET_TRUSTED_MS } from '../limits';
+import { ENDPOINTS_KEPT, JUNK_ALLOWANCE, SECRET_SIGNS_ALONE_MS } from '../limits';
 
 /**
  * What one process knows of a Zap's endpoint, for the deliveries it runs: the secret it last read from Svix and when,
@@ -9,7 +9,7 @@ import { ENDPOINTS_KEPT, JUNK_ALLOWANCE, SECRET_TRUSTED_MS } from '../limits';
  *
  * | State     | Means                                                   | The known secret signs alone? |
  * | --------- | ------------------------------------------------------- | ----------------------------- |
- * | `trusted` | read from Svix within SECRET_TRUSTED_MS, and no doubt   | yes                           |
+ * | `trusted` | read from Svix within SECRET_SIGNS_ALONE_MS, no doubt   | yes                           |
  * | `stale`   | read longer ago                                         | no: read it again first       |
  * | `doubted` | Svix confirmed a delivery no known secret signed        | no: read it again first       |
  *
@@ -17,7 +17,7 @@ import { ENDPOINTS_KEPT, JUNK_ALLOWANCE, SECRET_TRUSTED_MS } from '../limits';
  * | ---------------------------------------------- | ------- | --------- |
  * | a read of the secret answered (`learnt`)       | any     | `trusted` |
  * | Svix confirmed a delivery no known secret signed (`doubt`) | any | `doubted` |
- * | SECRET_TRUSTED_MS passed since the read began  | trusted | `stale`   |
+ * | SECRET_SIGNS_ALONE_MS since the read began      | trusted | `stale`   |
  */
 
 export interface Known {
@@ -44,7 +44,7 @@ export const known = (secret: string, readAt: number, madeAt: number): Known =>
   });
 
 export const trustOf = (e: Known, now: number): Trust =>
-  e.doubted ? 'doubted' : now - e.readAt <= SECRET_TRUSTED_MS ? 'trusted' : 'stale';
+  e.doubted ? 'doubted' : now - e.readAt <= SECRET_SIGNS_ALONE_MS ? 'trusted' : 'stale';
 
 /** A read that began at `at` answered `secret`: it is current, and any other known as current is replaced. A read
  * that began before the last one learnt (two performs at once in one process) teaches nothing. */

@@ -90,7 +90,9 @@ export const subscribeZap = async (z: ZObject | Io, bundle: ZapBundle, clock: Cl
   const listed = await sweep(caller, clock);
   const own = listed?.find((endpoint) => endpoint.id === pointed.id);
   const kept = own && metadataOf(own);
-  if (own && (own.url !== targetUrl || kept?.gen !== pointed.gen || kept.parked !== undefined))
+  // A newer subscribe of the Zap (a higher generation) owns it now: this one leaves it be.
+  const newer = kept !== undefined && kept.gen > pointed.gen;
+  if (own && !newer && (own.url !== targetUrl || kept?.gen !== pointed.gen || kept.parked !== undefined))
     await again(caller, clock, () => change(caller, own.id, pointing(zap, pointed), ACTIONS.pointEndpoint));
   const { id, secret, gen, on } = pointed;
   return { id, secret, checkedAt: now, zap: scope, on, gen };
@@ -351,11 +353,14 @@ const sweepListed = async (
 const readMarks = async (caller: Caller, clock: Clock, uid: string): Promise<Marks> => {
   const { cache } = withinDeadline(clock, caller.io, caller.deadline.endsAt);
   const read = async <A>(kind: 'on' | 'off', codec: t.Decoder<unknown, A>): Promise<A | undefined> => {
-    // Asked twice where z.cache fails a read: a mark missed may run what a Zap's off should not.
+    // Asked twice where the first read finds none: z.cache answers a throttled read as it answers an absent key, and
+    // a mark missed may leave live what a Zap's off should not (or point back what an edit's crossing calls left).
     const key = markKey(caller, kind, uid);
-    const value = await cache.get(key).catch(() => cache.get(key).catch(() => undefined));
-    const decoded = codec.decode(value);
-    return isRight(decoded) ? decoded.right : undefined;
+    const once = async () => {
+      const decoded = codec.decode(await cache.get(key).catch(() => undefined));
+      return isRight(decoded) ? decoded.right : undefined;
+    };
+    return (await once()) ?? once();
   };
   const [on, off] = await Promise.all([read('on', OnMark), read('off', OffMark)]);
   return { on, off };

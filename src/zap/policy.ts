@@ -143,7 +143,7 @@ export const onUnsubscribe = (
 /**
  * A sweep's decision for one of the Consumer App's Zap endpoints.
  * | state            | and                                                  | then                  |
- * | parked           | a newer subscribe's mark, not turned off since (**)  | point at its hook     |
+ * | any              | a newer subscribe's mark, not turned off since (**)  | point at its hook     |
  * | parked           | Run Missed, Svix has disabled it (it holds nothing)  | delete                |
  * | parked           | without Run Missed, past the grace (*)               | delete                |
  * | live, turned off | past the grace (*): with Run Missed                  | park                  |
@@ -151,7 +151,7 @@ export const onUnsubscribe = (
  * | anything else    |                                                      | leave                 |
  * (*) and the time a subscribe takes (SWEEP_PARKED_AFTER_MS), counted from before the listing: one that found it
  * within the grace, pointing it again, shows in the listing. (**) an edit whose two calls crossed: the old version's
- * park landed over the new version's pointing.
+ * park, or a late pointing of the old version (its subscribe's, or a sweep's), landed over the new version's.
  */
 export type OnSweep = { do: 'leave' | 'delete' | 'park' } | { do: 'point'; url: string; gen: number };
 /** `listedAt`: when the listing it decides on was begun. */
@@ -162,10 +162,10 @@ export const onSweep = (found: Found, marks: Marks, listedAt: number): OnSweep =
   const keep = metadata.keep === '1';
   const state = stateOf(found, marks);
   const since = offSince(found, marks) ?? now;
+  const newer = on && on.id === found.id && on.gen > metadata.gen;
+  const offSinceThen = off && off.id === found.id && off.gen >= (on?.gen ?? Infinity);
+  if (newer && !offSinceThen) return { do: 'point', url: on.url, gen: on.gen };
   if (state === 'parked') {
-    const newer = on && on.id === found.id && on.gen > metadata.gen;
-    const offSinceThen = off && off.id === found.id && off.gen >= (on?.gen ?? Infinity);
-    if (newer && !offSinceThen) return { do: 'point', url: on.url, gen: on.gen };
     if (keep) return { do: found.disabled ? 'delete' : 'leave' };
     return { do: now - since > SWEEP_PARKED_AFTER_MS ? 'delete' : 'leave' };
   }

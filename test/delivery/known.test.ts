@@ -1,5 +1,5 @@
 import { doubt, known, KnownEndpoints, knownSigner, learnt, takeToken, trustOf } from '../../src/delivery/known';
-import { JUNK_ALLOWANCE, SECRET_TRUSTED_MS } from '../../src/limits';
+import { JUNK_ALLOWANCE, SECRET_SIGNS_ALONE_MS } from '../../src/limits';
 
 /** What a process knows of an endpoint (src/delivery/known.ts): its states and transitions, as its tables say. */
 
@@ -8,8 +8,8 @@ const T0 = 1_000_000;
 describe('what a process knows of an endpoint', () => {
   it('is trusted for 10 minutes from the read, then stale; doubted until a read', () => {
     const e = known('s1', T0, 0);
-    expect(trustOf(e, T0 + SECRET_TRUSTED_MS)).toBe('trusted');
-    expect(trustOf(e, T0 + SECRET_TRUSTED_MS + 1)).toBe('stale');
+    expect(trustOf(e, T0 + SECRET_SIGNS_ALONE_MS)).toBe('trusted');
+    expect(trustOf(e, T0 + SECRET_SIGNS_ALONE_MS + 1)).toBe('stale');
     doubt(e);
     expect(trustOf(e, T0)).toBe('doubted');
     learnt(e, 's1', T0 + 5);

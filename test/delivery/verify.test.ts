@@ -1,7 +1,7 @@
 import { errors } from 'zapier-platform-core';
 import { known, type Known } from '../../src/delivery/known';
 import { verify, type Delivery, type Verdict } from '../../src/delivery/verify';
-import { DELIVERY_CALL_MS, JUNK_ALLOWANCE, OPERATION_BUDGET_MS, SECRET_TRUSTED_MS } from '../../src/limits';
+import { DELIVERY_CALL_MS, JUNK_ALLOWANCE, OPERATION_BUDGET_MS, SECRET_SIGNS_ALONE_MS } from '../../src/limits';
 import { callerOf } from '../../src/svix/client';
 import { timeOfSvixId } from '../../src/svix/ksuid';
 import { clockOf } from '../../src/zapier/clock';
@@ -79,7 +79,7 @@ const subscribed = (now: number, ago: number, secret = 'whsec_old') => known(sec
 describe("a delivery's checks", () => {
   it('1. signed with the secret read in the last 10 minutes: its body runs, with no call to Svix', async () => {
     const { scheduler, calls, check } = svixWorld();
-    const e = subscribed(scheduler.now, SECRET_TRUSTED_MS);
+    const e = subscribed(scheduler.now, SECRET_SIGNS_ALONE_MS);
     await expect(check(e, ['whsec_old'])).resolves.toEqual({ kind: 'signed' });
     expect(calls).toEqual([]);
   });
@@ -87,17 +87,17 @@ describe("a delivery's checks", () => {
   it('2. past 10 minutes the secret is read again before it signs alone; then trusted for 10 more', async () => {
     const { scheduler, state, calls, check } = svixWorld();
     state.secret = 'whsec_old';
-    const e = subscribed(scheduler.now, SECRET_TRUSTED_MS + 1);
+    const e = subscribed(scheduler.now, SECRET_SIGNS_ALONE_MS + 1);
     await expect(check(e, ['whsec_old'])).resolves.toEqual({ kind: 'signed' });
     expect(calls.map((call) => call.kind)).toEqual(['secret']);
-    scheduler.now += SECRET_TRUSTED_MS - 1_000;
+    scheduler.now += SECRET_SIGNS_ALONE_MS - 1_000;
     await expect(check(e, ['whsec_old'])).resolves.toEqual({ kind: 'signed' });
     expect(calls).toHaveLength(1);
   });
 
   it('revocation: past 10 minutes, a body only the replaced secret signed runs as Svix keeps it, never as sent', async () => {
     const { scheduler, state, calls, check } = svixWorld();
-    const e = subscribed(scheduler.now, SECRET_TRUSTED_MS + 1);
+    const e = subscribed(scheduler.now, SECRET_SIGNS_ALONE_MS + 1);
     const id = messageIdAt(scheduler.now - 1_000);
     state.messages.set(id, message(id, { status: 'CLOSED' }));
     await expect(check(e, ['whsec_old'], id)).resolves.toEqual({ kind: 'confirmed', event: { status: 'CLOSED' } });
@@ -155,7 +155,7 @@ describe("a delivery's checks", () => {
   it('halts as gone where Svix no longer has the endpoint', async () => {
     const { scheduler, state, check } = svixWorld();
     state.failures.push(NOT_FOUND);
-    await expect(check(subscribed(scheduler.now, SECRET_TRUSTED_MS + 1), ['whsec_old'])).resolves.toEqual({
+    await expect(check(subscribed(scheduler.now, SECRET_SIGNS_ALONE_MS + 1), ['whsec_old'])).resolves.toEqual({
       kind: 'halt',
       why: 'gone',
     });
@@ -186,7 +186,7 @@ describe("a delivery's checks", () => {
   it('a refusal (the key revoked) is not tried again: Svix refused it', async () => {
     const { scheduler, state, calls, check } = svixWorld();
     state.failures.push(json(401, { code: 'authentication_failed', detail: 'Invalid token' }));
-    const verdict = await check(subscribed(scheduler.now, SECRET_TRUSTED_MS + 1), ['whsec_old']);
+    const verdict = await check(subscribed(scheduler.now, SECRET_SIGNS_ALONE_MS + 1), ['whsec_old']);
     expect(verdict).toEqual(expect.objectContaining({ kind: 'refused', call: 'read' }));
     expect(calls).toHaveLength(1);
   });

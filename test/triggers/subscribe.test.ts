@@ -150,6 +150,33 @@ describe('performSubscribe', () => {
     scope.done();
   });
 
+  it("leaves the endpoint to a newer subscribe of the Zap that pointed it since (an edit's calls crossing)", async () => {
+    nock.cleanAll();
+    const kept = { ...endpointOut, uid: zapUidOf(SCOPE), throttleRate: 25 };
+    const at = (gen: string, url = TARGET_URL) => ({
+      ...kept,
+      url,
+      metadata: { zap: SCOPE, gen, on: '1700000000000' },
+    });
+    const newer = at('6', 'https://hooks.zapier.com/hooks/standard/1234567/newer/');
+    const scope = nock(PROVIDER)
+      .post(endpointPath, endpointBody)
+      .reply(409, { code: 'conflict', detail: 'An endpoint with this uid already exists.' })
+      .get(`${endpointPath}/${zapUidOf(SCOPE)}`)
+      .reply(200, at('4'))
+      .get(`${endpointPath}/${ENDPOINT_ID}/secret`)
+      .reply(200, { key: SECRET })
+      .patch(`${endpointPath}/${ENDPOINT_ID}`)
+      .reply(200, at('5'))
+      // The listing after: a newer subscribe (generation 6) pointed it meanwhile. No PATCH follows.
+      .get(endpointPath)
+      .query({ limit: 250 })
+      .reply(200, { data: [newer], done: true });
+    await expect(subscribe()).resolves.toEqual(expect.objectContaining({ gen: 5 }));
+    scope.done();
+    expect(nock.pendingMocks()).toEqual([]);
+  });
+
   it('registers the event type exactly as the published interface gives it when the endpoint is refused for lack of it', async () => {
     const scope = nock(PROVIDER)
       .post(endpointPath, endpointBody)
@@ -260,7 +287,7 @@ describe('performSubscribe', () => {
     expect(refused.code).toBe('EventTypeArchived');
     expect(refused.message).toBe(EVENT_TYPE_ARCHIVED);
     expect(refused.message).toMatch(
-      /^Ask whoever owns your Svix account to un-archive the AUCTION_STATUS_CHANGE event type/,
+      /^Ask whoever set up your Consumer App to un-archive the AUCTION_STATUS_CHANGE event type/,
     );
     expect(refused.message.length).toBeLessThanOrEqual(250);
     scope.done();

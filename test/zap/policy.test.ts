@@ -76,6 +76,19 @@ describe('a sweep (onSweep)', () => {
       { do: 'delete' },
     ],
     ['parked, a mark of another endpoint', parked(GONE), { on: on(4, 'ep_other') }, { do: 'delete' }],
+    [
+      "live at an older generation's hook (its late subscribe pointed it back)",
+      live(3),
+      { on: on(4) },
+      { do: 'point', url: 'https://hooks.zapier.test/4/', gen: 4 },
+    ],
+    ['live at the newest generation', live(4), { on: on(4) }, { do: 'leave' }],
+    [
+      'live at an older generation marked off, its newer one on (a late sweep pointed it back)',
+      live(4),
+      { on: on(5), off: { id: ID, gen: 4, at: NOW - GONE } },
+      { do: 'point', url: 'https://hooks.zapier.test/4/', gen: 5 },
+    ],
   ] as const)('%s', (_, found, marks, decision) => {
     expect(onSweep(found, marks, NOW)).toEqual(decision);
   });
