@@ -1,5 +1,4 @@
 import { isRight } from 'fp-ts/Either';
-import * as t from 'io-ts';
 import { Webhook } from 'standardwebhooks';
 import { runBuilt } from '../helpers/builtScript';
 import { RawRequest } from '../../src/models/inbound';
@@ -54,7 +53,7 @@ const broken = (outcome: Outcome) => ({
   overMemory: outcome.overMemory,
 });
 /** The --set options of the regressions that need them. */
-const QUIET = ['historyFaults=true', 'processes=4', 'share=0.2'];
+const QUIET = ['processes=4', 'share=0.2'];
 const AHEAD = ['stolen=10', 'rotations=5', 'grace=immediate', 'forgeAheadSeconds=295'];
 const SLOW = ['cacheLatencyMs=8000'];
 const DAY = ['hours=24', 'edits=12', 'events=500'];
@@ -101,19 +100,19 @@ describe('the simulation', () => {
     expect(seen).toEqual(['turn at 0', 'a settled', 'turn at 10', 'c settled', 'turn at 30']);
   });
 
-  it("lists a message only once the transaction that wrote it commits, as Svix's server does", async () => {
+  it("finds a message by its id only once the transaction that wrote it commits, as Svix's server does", async () => {
     const scheduler = new Scheduler(T0);
     const svix = new SimSvix(new Random(7), scheduler, 0, { random: new Random(8), share: 0 });
     const message = svix.createMessage({ auctioneerUuid: 'a', auctionUuid: 'b', status: 'CLOSED' }, 300);
-    const listed: Record<number, boolean> = {};
+    const found: Record<number, number> = {};
     for (const at of [0, 300])
       scheduler.after(at, () => {
-        const url = `http://127.0.0.1:9/api/v1/app/${svix.appId}/msg`;
+        const url = `http://127.0.0.1:9/api/v1/app/${svix.appId}/msg/${message.id}`;
         const options = { url, method: 'GET' as const, throwForThrottlingEarly: false };
-        void svix.request(options, []).then(({ content }) => (listed[at] = content.includes(message.id)));
+        void svix.request(options, []).then(({ status }) => (found[at] = status));
       });
     await scheduler.run(100, () => undefined);
-    expect(listed).toEqual({ 0: false, 300: true });
+    expect(found).toEqual({ 0: 404, 300: 200 });
   });
 
   it("edits Zaps while on with the app's own subscribe and unsubscribe: each Zap keeps its endpoint, each event runs once", async () => {
@@ -182,7 +181,6 @@ const REGRESSIONS: Array<[setting: string, seed: number, found: string, sets?: s
   ['flood-then-stolen', 45, '962d0e2: bodies signed with the replaced secret ran after a flood spent the reads'],
   ['edits-wide', 208, 'a history write throttled false was never made again: a replaced secret ran 153 s later'],
   ['junk-recent-windows', 387, 'junk made a failed listing free 15 s after its time: one past the allowance'],
-  ['history-faults', 7, 'a write and a look in turn, each on a throttled call: the new secret never shared'],
   [
     'everything-fast',
     289,
@@ -194,6 +192,13 @@ const REGRESSIONS: Array<[setting: string, seed: number, found: string, sets?: s
     "962d0e2's judge: losses Svix never answered, judged by a forgery's halt and other lives",
     DAY,
   ],
+  ['edits-wide', 17, "0f1a: a body ran 602.5 s after its secret's rotation, its claim and sweep slow after the check"],
+  [
+    'together-on',
+    438,
+    "0f1a: an older version's late pointing landed over the newer one's, then the endpoint went: 23 lost",
+  ],
+  ['no-zap-named', 601, "0f1a: a sweep's read of an off mark throttled, the endpoint of a Zap off left live"],
 ];
 
 describe('seeds that once failed', () => {
@@ -202,47 +207,7 @@ describe('seeds that once failed', () => {
   });
 });
 
-/** What a test reads of a listing's answer: its messages' ids, or a refusal's code. */
-const ListingAnswer = t.partial({ data: t.array(t.type({ id: t.string })), code: t.string });
-
 describe("the simulated Svix follows Svix's server (src/tools/svix/rules.ts, as the emulator does)", () => {
-  /** Svix's answer to one listing of the app's messages with these query parameters. */
-  const listing = async (svix: SimSvix, scheduler: Scheduler, params: Record<string, string>) => {
-    const url = `http://127.0.0.1:9/api/v1/app/${svix.appId}/msg`;
-    const answer = svix.request({ url, method: 'GET', params, throwForThrottlingEarly: false }, []);
-    await scheduler.run(100, () => undefined);
-    const { status, content } = await answer;
-    const body = ListingAnswer.decode(JSON.parse(content));
-    if (!isRight(body)) throw new Error('the simulated Svix answered a listing in another shape');
-    return { status, body: body.right };
-  };
-  const at = (ms: number) => new Date(ms).toISOString();
-
-  it('bounds a listing on the ids at 4 ms: `after` keeps its own slot, `before` leaves out its own', async () => {
-    // T0 begins a 4 ms slot; the message is made 1 ms into it.
-    const scheduler = new Scheduler(T0);
-    const svix = new SimSvix(new Random(7), scheduler, 1, { random: new Random(8), share: 0 });
-    const { id } = svix.createMessage({ auctioneerUuid: 'a', auctionUuid: 'b', status: 'CLOSED' }, 0);
-    const ids = async (params: Record<string, string>) =>
-      (await listing(svix, scheduler, params)).body.data?.map((message) => message.id);
-    expect(await ids({ after: at(T0 + 2), before: at(T0 + 10) })).toEqual([id]);
-    expect(await ids({ after: at(T0 - 10), before: at(T0 + 3) })).toEqual([]);
-    expect(await ids({ after: at(T0 - 10), before: at(T0 + 4) })).toEqual([id]);
-  });
-
-  it('reads the iterator as an id cursor that need not exist, and refuses a limit over 250 with a 422', async () => {
-    const scheduler = new Scheduler(T0);
-    const svix = new SimSvix(new Random(7), scheduler, 0, { random: new Random(8), share: 0 });
-    const { id } = svix.createMessage({ auctioneerUuid: 'a', auctionUuid: 'b', status: 'CLOSED' }, 0);
-    // An id 2 s later than the message's, of no message: the page after it holds the message.
-    const later = svix.newId('msg', T0 + 2_000);
-    const bounds = { after: at(T0 - 5_000), before: at(T0 + 5_000) };
-    const paged = await listing(svix, scheduler, { ...bounds, iterator: later });
-    expect(paged.body.data?.map((message) => message.id)).toEqual([id]);
-    const tooMany = await listing(svix, scheduler, { ...bounds, limit: '251' });
-    expect({ status: tooMany.status, code: tooMany.body.code }).toEqual({ status: 422, code: 'validation' });
-  });
-
   it('refuses a rotation while ten replaced secrets still sign, and takes it once the first has stopped', () => {
     const svix = new SimSvix(new Random(7), new Scheduler(T0), 0, { random: new Random(8), share: 0 });
     const endpoint = svix.endpoint(0);
@@ -308,40 +273,22 @@ describe('the oracle', () => {
   };
 
   it('counts revoked secrets trusted when a halt is ignored and the body runs anyway', async () => {
-    const outcome = await simulate(small, 1, { deliver: ignoringHalts });
+    const outcome = await simulate(small, 2, { deliver: ignoringHalts });
     expect(outcome.revokedRun).toBeGreaterThan(0);
   });
 
-  // Each way the promise on replaced secrets can break: a process ran one after reading its successor itself or
-  // seeing it in the shared history, a minute into z.cache holding the successor, or 10 minutes after the rotation.
+  // Each way the promise on replaced secrets can break: a process ran one after reading its successor itself, or
+  // 10 minutes after the rotation.
   it('tells each broken promise on replaced secrets when halts are ignored', async () => {
     const stolen = { ...named('quiet-stolen-secret'), name: 'custom', events: 100 };
     const broken = new Set<string>();
-    for (const seed of [1, 2]) {
+    for (const seed of [2, 3]) {
       const outcome = await simulate(stolen, seed, { deliver: ignoringHalts });
       for (const trace of outcome.traces)
-        broken.add(
-          /s (?:after|into) (its own process \w+( at)?|z\.cache holding|it was replaced)/.exec(trace)?.[1] ?? '',
-        );
+        broken.add(/s after (its own process \w+|it was replaced)/.exec(trace)?.[1] ?? '');
     }
-    const ways = ['it was replaced', 'its own process looked at', 'its own process read', 'z.cache holding'];
+    const ways = ['it was replaced', 'its own process read'];
     expect([...broken].filter(Boolean).sort()).toEqual(ways);
-  });
-
-  // The limit "behind junk taking every allowed call": a genuine delivery signed by a secret no process had read,
-  // arriving while junk held every listing its time could use, ends in an error naming its message. The test below
-  // shows the same judge counting as lost what fails with no junk about.
-  it('excuses as starved the events lost behind junk that made a listing in every slot of their time', async () => {
-    // Seed 526 until deliveries swept the Consumer App now and then (#59), which moved every later draw.
-    const outcome = await simulated('junk-recent-windows', 2752);
-    expect({ lost: outcome.lost, starved: outcome.starved }).toEqual({ lost: 0, starved: 1 });
-    // The same flood, every perform failing at once: junk lists nothing, and every event is lost, none excused.
-    const failing = await simulate(named('junk-recent-windows'), 2752, {
-      deliver: () => (io) => {
-        throw new io.errors.Error('down', 'Down', 503);
-      },
-    });
-    expect({ lost: failing.lost, starved: failing.starved }).toEqual({ lost: failing.events, starved: 0 });
   });
 
   it('counts lost events when performs fail', async () => {

@@ -62,7 +62,6 @@ const WORST: Array<[label: string, of: (outcome: Outcome) => number, digits?: nu
   ['junk_svix_calls', (outcome) => outcome.junkSvixCalls],
   ['unanswered', (outcome) => outcome.unanswered],
   ['unclaimed', (outcome) => outcome.unclaimed],
-  ['starved', (outcome) => outcome.starved],
   ['unmarked', (outcome) => outcome.unmarked],
   ['unnamed', (outcome) => outcome.unnamed],
   ['skipped', (outcome) => outcome.skipped],

@@ -1,5 +1,4 @@
-import { DELIVERY_CALL_MS, EDIT_GRACE_MS, ENDPOINTS_KEPT, JUNK_ALLOWANCE, PACE_PER_SECOND } from '../../limits';
-import { SECRET_TRUSTED_MS } from '../../limits';
+import { EDIT_GRACE_MS, ENDPOINTS_KEPT, JUNK_ALLOWANCE, PACE_PER_SECOND, SECRET_TRUSTED_MS } from '../../limits';
 import type { Runtime } from '../../delivery/runtime';
 import { requestSettings } from '../../zapier/io';
 import type { CacheCall, SimCache } from './cache';
@@ -51,7 +50,7 @@ export const judge = (run: Judged): Outcome => {
   const { svix, performs } = run;
   const messages = [...svix.messages.values()];
   const tally = {
-    ...{ lost: 0, unanswered: 0, unclaimed: 0, starved: 0 },
+    ...{ lost: 0, unanswered: 0, unclaimed: 0 },
     ...{ doubled: 0, forgedRun: 0, revokedRun: 0, junkOverBound: 0 },
   };
   const life = { skipped: 0, refusedThroughout: 0, ranWhileOff: 0, zapLife: 0, unmarked: 0, unnamed: 0 };
@@ -126,7 +125,6 @@ export const judge = (run: Judged): Outcome => {
     const genuine = tried.filter((perform) => perform.delivery.kind === 'genuine');
     if (genuine.length > 0 && genuine.every((perform) => svixNeverAnswered(run, perform))) tally.unanswered += 1;
     else if (tried.some(claimedUnread)) tally.unclaimed += 1;
-    else if (genuine.length > 0 && genuine.every((perform) => starvedByJunk(run, perform))) tally.starved += 1;
     else fail('lost', 1, 'lost', tried, message);
   }
   tally.junkOverBound = junkPastBound(run, (title, focus) => trace(title, focus));
@@ -320,23 +318,6 @@ const svixNeverAnswered = ({ performs }: Judged, { process, life, delivery, star
     .filter((p) => p.process === process && p.life === life && p.delivery.endpoint === delivery.endpoint)
     .flatMap((p) => p.calls.filter((c) => c.end >= start && c.end <= end));
   return outcome === 'failed' && during.length > 0 && !during.some((c) => c.ok);
-};
-
-/**
- * A genuine delivery that ended in an error, signed by secrets no process had read by then, while its process's junk
- * for its endpoint made a call in every slot of the allowance in which one could still have begun for it: the limit
- * "behind junk taking every allowed call" (docs/guarantees.md). Its error names the message to resend.
- */
-const starvedByJunk = ({ performs }: Judged, { process, life, delivery, start, end, outcome }: PerformRecord) => {
-  if (outcome !== 'failed' || delivery.signedBy.some((spell) => spell.readAt !== undefined && spell.readAt <= end))
-    return false;
-  const last = start + requestSettings.operationBudgetMs - DELIVERY_CALL_MS;
-  const taken = performs
-    .filter((p) => p.process === process && p.life === life && p.delivery.endpoint === delivery.endpoint)
-    .filter((p) => isJunk(p.delivery))
-    .flatMap((p) => p.calls)
-    .filter((call) => call.kind !== 'endpoints' && call.start >= start && call.start <= last);
-  return taken.length >= (last - start) / JUNK_ALLOWANCE.everyMs;
 };
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(3);

@@ -169,7 +169,7 @@ export const outcomeLine = (outcome: Outcome, setting: Setting): string =>
   `revoked_run=${outcome.revokedRun} junk=${outcome.junk} junk_svix_calls=${outcome.junkSvixCalls} ` +
   `svix_calls_per_junk=${(outcome.junkSvixCalls / Math.max(1, outcome.junk)).toFixed(2)} ` +
   `junk_over_allowance=${outcome.junkOverBound} over_time=${outcome.overTime} over_memory=${outcome.overMemory} ` +
-  `unanswered=${outcome.unanswered} unclaimed=${outcome.unclaimed} starved=${outcome.starved} cut=${outcome.cut} ` +
+  `unanswered=${outcome.unanswered} unclaimed=${outcome.unclaimed} cut=${outcome.cut} ` +
   `svix_calls=${outcome.svixCalls} ` +
   `skipped=${outcome.skipped} refused_throughout=${outcome.refusedThroughout} ran_while_off=${outcome.ranWhileOff} zap_life=${outcome.zapLife} unmarked=${outcome.unmarked} unnamed=${outcome.unnamed} ` +
   `late_p50_s=${outcome.late.p50} late_max_s=${outcome.late.max} ` +

@@ -65,9 +65,9 @@ export const Outcome = t.type({
   ...{ setting: t.string, seed: t.number, events: t.number, deliveries: t.number, performs: t.number, lost: t.number },
   /** unanswered: lost events whose every perform failed while Svix answered none of its process's calls for its
    * endpoint; unclaimed: events run twice, or lost, where z.cache gave a claim no answer that could settle it in its
-   * time; starved: lost events whose every perform, signed by a secret no process had read, failed while junk took
-   * every call of the allowance its process could make for the endpoint in its time (all three excused: known limits). */
-  ...{ unanswered: t.number, unclaimed: t.number, starved: t.number },
+   * time (both excused: known limits). A genuine delivery never waits behind junk for the allowance: Zapier runs
+   * one perform per process at a time, so junk in one never holds another's tokens. */
+  ...{ unanswered: t.number, unclaimed: t.number },
   ...{ cut: t.number, overTime: t.number, overMemory: t.number },
   ...{ doubled: t.number, forgedRun: t.number, revokedRun: t.number, junk: t.number, junkSvixCalls: t.number },
   ...{ junkOverBound: t.number, svixCalls: t.number, cacheCalls: t.number, virtualSeconds: t.number },
