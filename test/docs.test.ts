@@ -130,6 +130,14 @@ describe('the guide, for the person building Zaps', () => {
       expect(example).toContain(step);
   });
 
+  it('says to leave the Server URL empty unless the hand-off gave one, wherever it says to leave it (#61.9)', () => {
+    const empties = guide
+      .split('\n\n')
+      .filter((paragraph) => /Server URL[^.]*leave it empty|Leave it empty/.test(paragraph));
+    expect(empties.length).toBeGreaterThanOrEqual(2);
+    for (const paragraph of empties) expect(paragraph).toMatch(/unless whoever set up your Consumer App\s+gave/);
+  });
+
   it("says how to learn the statuses' real names: the list of recent ones, and skipped events' halts (#61.8)", () => {
     const options = guide.slice(guide.indexOf('**Only These Statuses**'), guide.indexOf('**Only This Auctioneer**'));
     expect(options).toMatch(/a status typed wrong never runs/);
