@@ -169,7 +169,7 @@ describe('authentication', () => {
     });
 
     it('refuses a key that may not read the endpoints, or the event types, naming which', async () => {
-      expect(await refusedAt(`/api/v1/app/${APP_ID}/endpoint`, 403)).toMatch(/may list endpoints/);
+      expect(await refusedAt(`/api/v1/app/${APP_ID}/endpoint`, 403)).toMatch(/may list your Zaps' links/);
       expect(await refusedAt('/api/v1/event-type/AUCTION_STATUS_CHANGE', 403)).toMatch(/may read event types/);
     });
 
