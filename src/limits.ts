@@ -65,8 +65,11 @@ export const SECRET_TRUSTED_MS = 10 * MINUTE;
  * perform, so that the run it decides ends within SECRET_TRUSTED_MS of the read (its claim and sweep come after). */
 export const SECRET_SIGNS_ALONE_MS = SECRET_TRUSTED_MS - ZAPIER_PERFORM_MS;
 /** The Svix calls that deliveries the known secret did not sign may cost (junk does), per endpoint and process: a
- * token bucket of 8, one more each second. A failed call's retries come free, within the delivery's time. */
-export const JUNK_ALLOWANCE = { burst: 8, everyMs: SECOND };
+ * token bucket of 8, one more every 200 ms, each token paying for a confirmation and the read of the secret it may
+ * lead to. A failed call's retries come free, within the delivery's time. Five a second: where performs run at once
+ * in one process (the sandbox), hundreds queued across quick rotations each need one; 1 a second took the small soak
+ * past 170 s. */
+export const JUNK_ALLOWANCE = { burst: 8, everyMs: SECOND / 5 };
 /** The longest one Svix call of a delivery may take: none starts with less of the delivery's time left. */
 export const DELIVERY_CALL_MS = 3 * SECOND;
 /** How many endpoints a process remembers (those it served last): its memory, however many Zaps it serves. */

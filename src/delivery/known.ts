@@ -82,6 +82,12 @@ export const takeToken = (e: Known, now: number, latest: number): number | undef
   return waitMs;
 };
 
+/** Gives back a token taken for a call that was not made (the delivery needed it no longer). */
+export const giveBack = (e: Known): void => {
+  e.allowance = { tokens: Math.min(JUNK_ALLOWANCE.burst, e.allowance.tokens + 1), at: e.allowance.at };
+  check(e);
+};
+
 /** What must hold after every change (TigerBeetle's way: a broken one is a bug here, not a state to handle). */
 const check = (e: Known): Known => {
   assert(!e.replaced.includes(e.secret), 'a current secret is never among the replaced');

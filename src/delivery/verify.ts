@@ -6,7 +6,7 @@ import { mayPass, type Caller, type Tried } from '../svix/client';
 import { EVENT_TYPE_NAME } from '../svix/eventType';
 import type { Clock } from '../zapier/clock';
 import type { Failure } from '../zapier/io';
-import { doubt, knownSigner, learnt, takeToken, trustOf, type Known } from './known';
+import { doubt, giveBack, knownSigner, learnt, takeToken, trustOf, type Known } from './known';
 
 /**
  * Whether a delivery runs, and on what: its own body, Svix's copy of its message, or nothing (a halt, or an error
@@ -20,7 +20,8 @@ import { doubt, knownSigner, learnt, takeToken, trustOf, type Known } from './kn
  *    secret known here: the secret may have been replaced, and it is read before it signs anything alone again.
  *
  * A call Svix fails for a moment is made again while the delivery has time. Calls that junk can cause (3, and a read
- * in doubt) take a token of the endpoint's allowance first (limits.ts: JUNK_ALLOWANCE). A delivery Svix could not
+ * in doubt) take a token of the endpoint's allowance first (limits.ts: JUNK_ALLOWANCE); a confirmation's token pays
+ * for the read it leads to as well. A delivery a replaced secret signed is confirmed free: junk cannot sign so. A delivery Svix could not
  * help check in its time ends in an error naming its message, never a halt: it may be genuine.
  */
 
@@ -73,10 +74,14 @@ export const verify = async (check: Check): Promise<Verdict> => {
   }
   // An edit's endpoint is sent messages from as far back as the Zap was on; none older.
   if (delivery.createdAt < known.madeAt - SVIX_CLOCK_ALLOWANCE_MS) return halt('before-endpoint');
-  const confirmed = await confirm(check);
+  // Free where a secret this process saw replaced signed it: a delivery queued across a rotation, never junk.
+  const queued = known.replaced.some((secret) => delivery.signedWith(secret));
+  const confirmed = await confirm(check, !queued, () => !(signedNow() && trusted()));
   if (confirmed.kind === 'confirmed' && !knownSigner(known, delivery.signedWith)) {
+    // Paid for by the confirmation's token: a read after each confirmation at most. Paid again, it could wait behind
+    // the deliveries it would spare a confirmation each (performs at once in one process, as in the sandbox).
     doubt(known);
-    await readSecret(check, true);
+    await readSecret(check, false);
   }
   return confirmed;
 };
@@ -86,17 +91,23 @@ const readSecret = async (check: Check, paid: boolean): Promise<Verdict | undefi
   const { clock, caller, endpointId, known } = check;
   const startedAt = clock.now();
   const tried = await callSvix(check, paid, (timeoutMs) => tryReadSecret(caller(), endpointId, timeoutMs));
-  if (tried === 'no-time') return UNCHECKED;
+  if (tried === 'no-time' || tried === 'not-needed') return UNCHECKED;
   if (!tried.ok) return failedWith('read', tried.failure);
   if (tried.answer === 'gone') return halt('gone');
   learnt(known, tried.answer, startedAt);
   return undefined;
 };
 
-/** Asks Svix for the delivery's message: Svix's copy runs, or the delivery halts, or an error names it to resend. */
-const confirm = async (check: Check): Promise<Verdict> => {
+/**
+ * Asks Svix for the delivery's message: Svix's copy runs, or the delivery halts, or an error names it to resend. Where
+ * it waited for a token and meanwhile another delivery taught this process the secret that signed it
+ * (`stillNeeded` false: performs at once in one process), its body runs instead.
+ */
+const confirm = async (check: Check, paid: boolean, stillNeeded: () => boolean): Promise<Verdict> => {
   const { caller, delivery } = check;
-  const tried = await callSvix(check, true, (timeoutMs) => tryReadMessage(caller(), delivery.id, timeoutMs));
+  const make = (timeoutMs: number) => tryReadMessage(caller(), delivery.id, timeoutMs);
+  const tried = await callSvix(check, paid, make, stillNeeded);
+  if (tried === 'not-needed') return SIGNED;
   if (tried === 'no-time') return UNCHECKED;
   if (!tried.ok) return failedWith('confirm', tried.failure);
   const message = tried.answer;
@@ -116,18 +127,27 @@ const failedWith = (call: 'read' | 'confirm', failure: Failure): Verdict =>
 /**
  * Makes one Svix call of the delivery, taking a token of the allowance first if it is `paid`, and makes it again
  * after a failure that may pass while the delivery has time for it: its last answer or failure, or 'no-time' where
- * it could not be made (no token, or no time left for a call).
+ * it could not be made (no token, or no time left for a call). Waiting for its token, it looks every half second
+ * whether the call is `stillNeeded`; if not, it gives the token back and says so.
  */
 const callSvix = async <T>(
   { clock, known, delivery }: Check,
   paid: boolean,
   make: (timeoutMs: number) => Promise<Tried<T>>,
-): Promise<Tried<T> | 'no-time'> => {
+  stillNeeded = () => true,
+): Promise<Tried<T> | 'no-time' | 'not-needed'> => {
   const latest = delivery.deadline - DELIVERY_CALL_MS;
   if (paid) {
-    const waitMs = takeToken(known, clock.now(), latest);
+    // A token no later than leaves time for this call and the read of the secret a confirmation may lead to.
+    const waitMs = takeToken(known, clock.now(), latest - DELIVERY_CALL_MS);
     if (waitMs === undefined) return 'no-time';
-    await clock.sleep(waitMs).done;
+    for (const until = clock.now() + waitMs; clock.now() < until;) {
+      await clock.sleep(Math.min(500, until - clock.now())).done;
+      if (!stillNeeded()) {
+        giveBack(known);
+        return 'not-needed';
+      }
+    }
   }
   for (let failures = 1; ; failures += 1) {
     if (clock.now() > latest) return 'no-time';

@@ -218,7 +218,11 @@ const junkPastBound = (run: Judged, trace: (title: string, focus: PerformRecord[
     const junk = group.filter((perform) => isJunk(perform.delivery)).flatMap((perform) => perform.calls);
     const failed = group.flatMap((perform) => perform.calls).filter((call) => !call.ok);
     const { burst, everyMs } = JUNK_ALLOWANCE;
-    const past = overBound(startsOf(junk, 'read', 'message'), burst, everyMs, startsOf(failed, 'read', 'message'));
+    // Each token pays for a confirmation (a read of the message) and at most one read of the secret it leads to.
+    const confirmations = startsOf(junk, 'message');
+    const past =
+      overBound(confirmations, burst, everyMs, startsOf(failed, 'message')) +
+      Math.max(0, startsOf(junk, 'read').length - confirmations.length - startsOf(failed, 'read').length);
     if (past > 0) trace(`junk past the allowance (process.life.endpoint ${where}): ${past}`, group.slice(0, 4));
     over += past;
   }
