@@ -138,8 +138,8 @@ const callSvix = async <T>(
 ): Promise<Tried<T> | 'no-time' | 'not-needed'> => {
   const latest = delivery.deadline - DELIVERY_CALL_MS;
   if (paid) {
-    // A token no later than leaves time for this call and the read of the secret a confirmation may lead to.
-    const waitMs = takeToken(known, clock.now(), latest - DELIVERY_CALL_MS);
+    // A token at once, or no later than leaves time for this call and the read a confirmation may lead to.
+    const waitMs = takeToken(known, clock.now(), Math.max(clock.now(), latest - DELIVERY_CALL_MS));
     if (waitMs === undefined) return 'no-time';
     for (const until = clock.now() + waitMs; clock.now() < until;) {
       await clock.sleep(Math.min(500, until - clock.now())).done;
