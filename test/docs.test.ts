@@ -84,6 +84,9 @@ describe('the README', () => {
     const manifest: unknown = JSON.parse(read('package.json'));
     expect(manifest).toMatchObject({ engines: { node: '>=22' } });
     expect(quickStart).toMatch(/first run, which fetches Node 22/);
+    // Figures measured, quiet and busy, and what the first run's silence is (#61.5).
+    expect(quickStart).toMatch(/\d+ s measured on a quiet\s+2-core machine, \d+ s with both cores busy/);
+    expect(quickStart).toMatch(/silently: give it a minute or two/);
   });
 
   it('keeps what passing tests print out of npm test: a run says what failed (#54)', () => {
