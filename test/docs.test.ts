@@ -83,7 +83,7 @@ describe('the README', () => {
     expect(quickStart.slice(0, quickStart.indexOf('```'))).toMatch(/Install Node 22/);
     const manifest: unknown = JSON.parse(read('package.json'));
     expect(manifest).toMatchObject({ engines: { node: '>=22' } });
-    expect(quickStart).toMatch(/first run, which fetches Node 22/);
+    expect(quickStart).toMatch(/first run, which fetches Node\s+22/);
     // Figures measured, quiet and busy, and what the first run's silence is (#61.5).
     expect(quickStart).toMatch(/\d+ s measured on a quiet\s+2-core machine, \d+ s with both cores busy/);
     expect(quickStart).toMatch(/silently: give it a minute or two/);
