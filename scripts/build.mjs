@@ -34,7 +34,7 @@ if (!fresh) {
   // Long work says what it is doing and how far it has got; npm test's own build stays quiet.
   const say =
     process.env.npm_lifecycle_event === 'pretest' ? () => undefined : (line) => process.stderr.write(`${line}\n`);
-  say('Building the integration from src/ (about 20 s the first time, seconds after a change)…');
+  say('Building the integration from src/ (the first build takes longest; later ones, seconds)…');
   const ticking = setInterval(() => say(`…still building, ${Math.round((Date.now() - began) / 1000)} s`), 5_000);
   // tsconfig.build.json makes the build incremental, with its record in dist/tools/ (not packaged).
   const args = ['-p', 'tsconfig.build.json'];
