@@ -53,7 +53,6 @@ const OPTION_NAMES = Object.keys(OPTIONS);
 /** The command line read with OPTIONS; throws (with a `code`) on what the set-up does not take. */
 const parseOptions = (argv: string[]) => parseArgs({ args: argv, options: OPTIONS, strict: true });
 
-
 /**
  * An integration key given for the API Access Key: the likely mistake while replacing the key Zapier uses.
  * It is the right key for Zapier, only of the wrong kind for the set-up; said before any call, since Svix's
