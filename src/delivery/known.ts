@@ -99,6 +99,9 @@ const assert = (holds: boolean, what: string): void => {
   if (!holds) throw new Error(`Invariant broken: ${what}.`);
 };
 
+/** An endpoint's key among what a process knows: by its connection (as z.cache is scoped) and its id. */
+export const endpointKey = (connection: string, endpointId: string): string => `${connection}\u0000${endpointId}`;
+
 /** What a process knows of the endpoints it served last, at most ENDPOINTS_KEPT (the least recently served go). */
 export class KnownEndpoints {
   private readonly byKey = new Map<string, Known>();

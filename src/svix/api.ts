@@ -10,11 +10,7 @@ import {
 } from './codecs';
 import { EVENT_TYPE_NAME, type SvixTransport } from './eventType';
 import { isEndpointId, isIntegrationKey, isPathSafeUid } from './ids';
-import { describeDecodeErrors } from '../models/decode';
-import { callSvix, decodeAnswer, tryCall, type Caller, type SvixRequest, type Tried } from './client';
-import { describeUnexpectedShape } from './failures';
-import { isRight } from 'fp-ts/Either';
-import type * as t from 'io-ts';
+import { callSvix, decodeAnswer, tryCall, tryDecode, type Caller, type SvixRequest, type Tried } from './client';
 
 /**
  * Svix operations this integration uses, one function each. Every id
@@ -226,13 +222,6 @@ export const listRecentMessages = async (caller: Caller, limit: number): Promise
   return decodeAnswer(caller, ListResponseMessageOut, answer.body, action).data;
 };
 
-/** An answer decoded with its codec, or the failure that names what was off (returned, not raised). */
-const decodeTried = <A>(caller: Caller, codec: t.Decoder<unknown, A>, body: unknown, action: string): Tried<A> => {
-  const decoded = codec.decode(body);
-  if (isRight(decoded)) return { ok: true, answer: decoded.right };
-  return { ok: false, failure: describeUnexpectedShape(action, describeDecodeErrors(decoded.left), caller.reader) };
-};
-
 /** For a delivery: the endpoint's current signing secret, or 'gone' where Svix no longer has the endpoint. */
 export const tryReadSecret = async (
   caller: Caller,
@@ -244,7 +233,7 @@ export const tryReadSecret = async (
   const tried = await tryCall(caller, { method: 'GET', path, action, accept: [404], secretAnswer: true, timeoutMs });
   if (!tried.ok) return tried;
   if (tried.answer.status === 404) return { ok: true, answer: 'gone' };
-  const secret = decodeTried(caller, EndpointSecretOut, tried.answer.body, action);
+  const secret = tryDecode(caller, EndpointSecretOut, tried.answer.body, action);
   return secret.ok ? { ok: true, answer: secret.answer.key } : secret;
 };
 
@@ -260,5 +249,5 @@ export const tryReadMessage = async (
   const tried = await tryCall(caller, { method: 'GET', path, params, action, accept: [404], timeoutMs });
   if (!tried.ok) return tried;
   if (tried.answer.status === 404) return { ok: true, answer: 'none' };
-  return decodeTried(caller, MessageOut, tried.answer.body, action);
+  return tryDecode(caller, MessageOut, tried.answer.body, action);
 };

@@ -127,6 +127,13 @@ export const tryCall = async (caller: Caller, call: SvixRequest): Promise<Tried<
   return answer.ok ? { ok: true, answer: { status: response.status, body: answer.body } } : answer;
 };
 
+/** Decodes a Svix answer with its codec: the value, or the failure naming what was off (returned, not raised). */
+export const tryDecode = <A>(caller: Caller, codec: t.Decoder<unknown, A>, body: unknown, action: string): Tried<A> => {
+  const decoded = codec.decode(body);
+  if (isRight(decoded)) return { ok: true, answer: decoded.right };
+  return { ok: false, failure: describeUnexpectedShape(action, describeDecodeErrors(decoded.left), caller.reader) };
+};
+
 /**
  * Decodes a Svix answer with its codec, or raises an error naming what
  * was off (reworded by `reword`, as callSvix rewords a failed call).
@@ -138,7 +145,6 @@ export const decodeAnswer = <A>(
   action: string,
   reword: (failure: Failure) => Failure = (failure) => failure,
 ): A => {
-  const decoded = codec.decode(body);
-  if (isRight(decoded)) return decoded.right;
-  return raise(caller.io, reword(describeUnexpectedShape(action, describeDecodeErrors(decoded.left), caller.reader)));
+  const decoded = tryDecode(caller, codec, body, action);
+  return decoded.ok ? decoded.answer : raise(caller.io, reword(decoded.failure));
 };

@@ -2,7 +2,7 @@ import { isRight } from 'fp-ts/Either';
 import { defineTrigger, type Bundle, type ZObject } from 'zapier-platform-core';
 import { claimKey, claimOnce, isTooOldToRemember, SIGNING_WINDOW } from '../delivery/claim';
 import { CLAIM_MIN_MS, SWEEP_EVERY_MS } from '../limits';
-import { known as newKnown } from '../delivery/known';
+import { endpointKey, known as newKnown } from '../delivery/known';
 import { verify } from '../delivery/verify';
 import { withinDeadline } from '../zapier/cache';
 import type { Runtime } from '../delivery/runtime';
@@ -103,7 +103,7 @@ export const operationsFor = (runtime: Runtime) => {
     const connection = connectionScope(bundle.authData);
     // An edit's endpoint is sent messages from as far back as the Zap was on.
     const madeAt = Math.min(timeOfSvixId(subscription.id) ?? subscription.checkedAt, subscription.on);
-    const known = runtime.endpoints.get(`${connection}\u0000${subscription.id}`, () =>
+    const known = runtime.endpoints.get(endpointKey(connection, subscription.id), () =>
       newKnown(subscription.secret, subscription.checkedAt, madeAt),
     );
     // One caller, and so one deadline for every Svix call, counted from the delivery's arrival.

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { runCommand } from '../cli/runCommand';
 import { createApp } from '../../index';
 import { Runtime } from '../../delivery/runtime';
+import { endpointKey } from '../../delivery/known';
 import { connectionScope } from '../../svix/connection';
 import { SvixClient } from '../setup/client';
 import { runSetup } from '../setup/setup';
@@ -306,7 +307,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakResult> => {
      * still be the newest one it knows.
      */
     const knownRevoked = (): string | undefined => {
-      const known = runtime.endpoints.peek(`${connectionScope(authData)}\u0000${zap.subscribeData.id}`);
+      const known = runtime.endpoints.peek(endpointKey(connectionScope(authData), zap.subscribeData.id));
       return replaced.find((old) => known?.replaced.includes(old) === true);
     };
     /** Forgeries signed with a revoked secret wait until there is one; then they go, the oldest first. */
